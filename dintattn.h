@@ -121,9 +121,17 @@ typedef struct dintattn_config {
    per-head matrices at load. AUTO picks whichever costs fewer FLOPs and bytes per token. */
 typedef enum { DINTATTN_QK_AUTO, DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED } dintattn_qk_form;
 
+/* The precision the weight matrices are held and read in (norm and lambda vectors are always
+   f32). FILE keeps each matrix as the file stores it (F32, F16 and BF16 are read in place from the
+   mapped file; nothing is copied). F32 and BF16 convert at load. Q8 quantizes at load to int8 in
+   blocks of 32 along each row with one f32 scale per block (README, "Weights in 8 bits"); a matrix
+   whose rows are not a multiple of 32 long stays as F32/F16/BF16. */
+typedef enum { DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8 } dintattn_weights;
+
 /* Load options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_load_options {
     dintattn_qk_form qk_form;
+    dintattn_weights weights;
     int check_finite; /* != 0: scan every weight at load and refuse NaN or infinity (and a
                          non-finite lambda) with DINTATTN_ERR_NONFINITE naming the tensor */
 } dintattn_load_options;
@@ -132,7 +140,7 @@ typedef struct dintattn_load_options {
 typedef struct dintattn_session_options {
     int n_ctx;      /* tokens the session can hold; 0 = the model's max_seq_len (the maximum) */
     int n_batch;    /* tokens per internal prefill step; 0 = min(n_ctx, 256) */
-    int n_threads;  /* threads for attention; 0 = 1 */
+    int n_threads;  /* threads for attention heads and matrix-vector rows; 0 = 1 */
 } dintattn_session_options;
 
 typedef struct dintattn_model dintattn_model;
@@ -156,6 +164,12 @@ DINTATTN_API void dintattn_model_free(dintattn_model *model);
 DINTATTN_API const dintattn_config *dintattn_model_config(const dintattn_model *model);
 /* 1 if this model runs Shared-DIFF Q/K projections in factored form, 0 if dense. */
 DINTATTN_API int dintattn_model_qk_factored(const dintattn_model *model);
+/* Bytes of weights one decoded token reads: every matrix at the precision it is held in (see
+   dintattn_weights), the norm vectors, and one row of the embedding table. */
+DINTATTN_API size_t dintattn_model_weight_bytes(const dintattn_model *model);
+/* Bytes of weights the model holds in memory of its own (copies and conversions; weights read in
+   place from the file are not counted). */
+DINTATTN_API size_t dintattn_model_owned_bytes(const dintattn_model *model);
 
 /* Creates a session (KV cache, DINT state, scratch) for `model`. Returns an error code on failure. */
 DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *model,
@@ -1049,19 +1063,72 @@ static float dintattn__elem(const dintattn__tensor *t, size_t i)
    4. Model validation
    ============================================================================================ */
 
-/* One layer's weights: views into the file (F32, aligned) or f32 copies the model owns. */
+/* A weight matrix [rows][cols] (an nn.Linear's weight: y = W x) in the precision it is held in:
+   a view into the mapped file, or a conversion the model owns. Q8 rows are blocks of 32 int8
+   values q with one f32 scale each: w = scale * q. */
+typedef enum { DINTATTN__W_F32, DINTATTN__W_F16, DINTATTN__W_BF16, DINTATTN__W_Q8 } dintattn__wtype;
+
+typedef struct dintattn__mat {
+    const void *w;                  /* rows * cols elements of `type` */
+    const float *scale;             /* Q8: rows * cols / 32 block scales */
+    int rows, cols;
+    dintattn__wtype type;
+} dintattn__mat;
+
+static size_t dintattn__wsize(dintattn__wtype t) { return t == DINTATTN__W_F32 ? 4 : t == DINTATTN__W_Q8 ? 1 : 2; }
+
+/* Element i (row-major) of M. */
+static float dintattn__w_elem(const dintattn__mat *M, size_t i)
+{
+    switch (M->type) {
+    case DINTATTN__W_F32: return ((const float *)M->w)[i];
+    case DINTATTN__W_F16: return dintattn__f16_to_f32(((const uint16_t *)M->w)[i]);
+    case DINTATTN__W_BF16: return dintattn__bf16_to_f32(((const uint16_t *)M->w)[i]);
+    default: return M->scale[i / 32] * (float)((const signed char *)M->w)[i];
+    }
+}
+
+/* dst[0 .. nr*cols) = rows r0 .. r0+nr of M, in f32 (or, with dst64, in f64). */
+static void dintattn__mat_rows(const dintattn__mat *M, int r0, int nr, float *dst, double *dst64)
+{
+    const size_t n = (size_t)nr * (size_t)M->cols, at = (size_t)r0 * (size_t)M->cols;
+    const float *f = (const float *)M->w + at;
+    const uint16_t *h = (const uint16_t *)M->w + at;
+    const signed char *q = (const signed char *)M->w + at;
+    size_t i;
+    if (dst64) {
+        for (i = 0; i < n; i++) dst64[i] = dintattn__w_elem(M, at + i);
+        return;
+    }
+    switch (M->type) {
+    case DINTATTN__W_F32: memcpy(dst, f, n * sizeof(float)); break;
+    case DINTATTN__W_BF16:
+        for (i = 0; i < n; i++) {
+            uint32_t bits = (uint32_t)h[i] << 16;
+            memcpy(dst + i, &bits, 4);
+        }
+        break;
+    case DINTATTN__W_F16:
+        for (i = 0; i < n; i++) dst[i] = dintattn__f16_to_f32(h[i]);
+        break;
+    default:
+        for (i = 0; i < n; i++) dst[i] = M->scale[(at + i) / 32] * (float)q[i];
+    }
+}
+
+/* One layer's weights. The Q/K projections accumulate in double (their products q . k feed the
+   softmaxes, which amplify rounding: float32 accumulation over D would dominate the error of the
+   whole model, DINT's most), whatever precision their weights are held in. */
 typedef struct dintattn__layer {
     const float *attn_norm, *ffn_norm;
-    /* Q/K weights are kept in double: the softmaxes amplify rounding in q . k, and a float32
-       sgemm's accumulation over D would dominate the error of the whole model (DINT most). */
-    const double *wq1, *wk1, *wq2, *wk2;                /* dense (or merged Shared-DIFF) Q/K */
-    const double *q_base, *k_base;                      /* Shared-DIFF factored form */
-    const double *q1_down, *q1_up, *k1_down, *k1_up, *q2_down, *q2_up, *k2_down, *k2_up;
-    const float *wv, *wo;
+    dintattn__mat wq1, wk1, wq2, wk2;                   /* dense (or merged Shared-DIFF) Q/K */
+    dintattn__mat q_base, k_base, q1_down, k1_down, q2_down, k2_down;   /* Shared-DIFF factored */
+    const double *q1_up, *k1_up, *q2_up, *k2_up;        /* [heads][d][r], small: kept in double */
+    dintattn__mat wv, wo;
     const float *lambda_q1, *lambda_k1, *lambda_q2, *lambda_k2;
     const float *head_norm_w, *head_norm_b;
     int head_norm_per_head;                             /* weights are [H*dv], not [dv] */
-    const float *w_gate, *w_up, *w_down;
+    dintattn__mat w_gate, w_up, w_down;
     const float *act_weight, *act_bias;                 /* PolyNorm (w0, w1, w2), b */
     double lambda_init, lambda;                         /* per-layer scalars (SPEC.md section 1) */
 } dintattn__layer;
@@ -1069,8 +1136,11 @@ typedef struct dintattn__layer {
 struct dintattn_model {
     dintattn_config cfg;
     dintattn__layer *layers;
-    const float *tok_embeddings, *norm, *output;
+    dintattn__mat tok_embeddings, output;
+    const float *norm;
     int qk_factored;
+    dintattn_weights weights;                           /* the load option */
+    size_t owned_bytes;
     /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
     const unsigned char *tok_ranks;                     /* tokenizer.ranks: a tiktoken rank file */
     size_t tok_ranks_size;
@@ -1288,7 +1358,10 @@ static void *dintattn__own(dintattn_model *m, size_t n, size_t size)
         m->cap_owned = cap;
     }
     p = dintattn__calloc(n, size);
-    if (p) m->owned[m->n_owned++] = p;
+    if (p) {
+        m->owned[m->n_owned++] = p;
+        m->owned_bytes += n * size;
+    }
     return p;
 }
 
@@ -1298,16 +1371,15 @@ static int dintattn__host_is_le(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* Binds `name` of shape [rows] (cols == 0) or [rows, cols]; alt_rows, if > 0, is a second legal
-   first dimension. Sets *alt when the tensor has it. */
-static dintattn_result dintattn__bind_to(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
-                                         int64_t alt_rows, const float **dst, const double **dst64, int *alt)
+/* Finds and checks `name` of shape [rows] (cols == 0) or [rows, cols]; alt_rows, if > 0, is a
+   second legal first dimension. Sets *alt when the tensor has it. On the first pass it also marks
+   the tensor used and (with check_finite) scans it for NaN and infinity. */
+static dintattn_result dintattn__check(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
+                                       int64_t alt_rows, dintattn__tensor **out, int *alt)
 {
     dintattn__tensor *t = dintattn__find(&b->m->file, name);
     int ndim = cols ? 2 : 1;
     size_t n, i;
-    float *p;
-    double *p64;
     if (!t) return dintattn__fail(b->err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' is missing", name);
     if (t->dtype == DINTATTN__U8)
         return dintattn__fail(b->err, DINTATTN_ERR_DTYPE, "tensor '%s' is U8, expected F32, F16 or BF16", name);
@@ -1324,6 +1396,7 @@ static dintattn_result dintattn__bind_to(dintattn__binder *b, const char *name, 
     }
     t->used = 1;
     if (alt) *alt = alt_rows > 0 && t->shape[0] == alt_rows;
+    *out = t;
     n = (size_t)t->shape[0] * (size_t)(cols ? cols : 1);
     if (!b->convert && b->check_finite)
         for (i = 0; i < n; i++) {
@@ -1332,18 +1405,30 @@ static dintattn_result dintattn__bind_to(dintattn__binder *b, const char *name, 
                 return dintattn__fail(b->err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %lu is %s", name,
                                       (unsigned long)i, v != v ? "NaN" : "infinite");
         }
-    if (!b->convert) return DINTATTN_OK;
-    if (dst64) {
-        p64 = (double *)dintattn__own(b->m, n, sizeof(double));
-        if (!p64) return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
-        for (i = 0; i < n; i++) p64[i] = dintattn__elem(t, i);
-        *dst64 = p64;
-        return DINTATTN_OK;
-    }
-    if (t->dtype == DINTATTN__F32 && ((uintptr_t)t->data % sizeof(float)) == 0 && dintattn__host_is_le()) {
+    return DINTATTN_OK;
+}
+
+/* 1 if tensor t can be read in place as an array of its dtype on this host. */
+static int dintattn__in_place(const dintattn__tensor *t)
+{
+    size_t size = t->dtype == DINTATTN__F32 ? 4 : 2;
+    return dintattn__host_is_le() && (uintptr_t)t->data % size == 0;
+}
+
+/* Binds a vector or small matrix as f32: in place if it is F32, else a converted copy. */
+static dintattn_result dintattn__bind(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
+                                      int64_t alt_rows, const float **dst, int *alt)
+{
+    dintattn__tensor *t;
+    dintattn_result e;
+    size_t n, i;
+    float *p;
+    if ((e = dintattn__check(b, name, rows, cols, alt_rows, &t, alt)) || !b->convert) return e;
+    if (t->dtype == DINTATTN__F32 && dintattn__in_place(t)) {
         *dst = (const float *)(const void *)t->data;
         return DINTATTN_OK;
     }
+    n = (size_t)t->shape[0] * (size_t)(cols ? cols : 1);
     p = (float *)dintattn__own(b->m, n, sizeof(float));
     if (!p) return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
     for (i = 0; i < n; i++) p[i] = dintattn__elem(t, i);
@@ -1351,19 +1436,118 @@ static dintattn_result dintattn__bind_to(dintattn__binder *b, const char *name, 
     return DINTATTN_OK;
 }
 
-static dintattn_result dintattn__bind(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
-                                      int64_t alt_rows, const float **dst, int *alt)
+/* Binds a small matrix as a double copy (Shared-DIFF's up factors). */
+static dintattn_result dintattn__bind_f64(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
+                                          const double **dst)
 {
-    return dintattn__bind_to(b, name, rows, cols, alt_rows, dst, NULL, alt);
+    dintattn__tensor *t;
+    dintattn_result e;
+    size_t n = (size_t)rows * (size_t)cols, i;
+    double *p;
+    if ((e = dintattn__check(b, name, rows, cols, 0, &t, NULL)) || !b->convert) return e;
+    p = (double *)dintattn__own(b->m, n, sizeof(double));
+    if (!p) return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
+    for (i = 0; i < n; i++) p[i] = dintattn__elem(t, i);
+    *dst = p;
+    return DINTATTN_OK;
 }
 
-/* Binds Q/K weight `what` of layer l as double. */
-static dintattn_result dintattn__bind_qk_w(dintattn__binder *b, int l, const char *what, int64_t rows,
-                                           int64_t cols, const double **dst)
+/* f32 -> bf16, rounding to nearest even (NaN stays a quiet NaN). */
+static uint16_t dintattn__f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x40);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1)) >> 16);
+}
+
+/* One Q8 block: scale = max|v| / 127, q = round(v / scale). A block holding NaN or infinity gets
+   a NaN scale, so that it poisons its outputs as the original weights would. */
+static void dintattn__quantize_block(const float *v, signed char *q, float *scale)
+{
+    float amax = 0, inv;
+    int i;
+    for (i = 0; i < 32; i++) {
+        float a = fabsf(v[i]);
+        if (!(a <= 3.4e38f)) { /* NaN or infinite */
+            memset(q, 0, 32);
+            *scale = NAN;
+            return;
+        }
+        if (a > amax) amax = a;
+    }
+    *scale = amax / 127.0f;
+    inv = amax > 0 ? 127.0f / amax : 0.0f;
+    for (i = 0; i < 32; i++) {
+        float r = rintf(v[i] * inv);
+        q[i] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
+    }
+}
+
+/* Fills M ([rows, cols] set) from tensor t, or from src when t is NULL, in the precision `want`
+   (a dintattn_weights; FILE means f32 for src). */
+static dintattn_result dintattn__make_mat(dintattn__binder *b, const dintattn__tensor *t, const double *src,
+                                          const char *name, int want, dintattn__mat *M)
+{
+    const size_t rows = (size_t)M->rows, cols = (size_t)M->cols, n = rows * cols;
+    size_t i, k;
+#define DINTATTN__SRC(i) (t ? dintattn__elem(t, (i)) : (float)src[i])
+    if (want == DINTATTN_WEIGHTS_Q8 && cols % 32 != 0) want = DINTATTN_WEIGHTS_FILE;
+    if (t && dintattn__in_place(t) && (want == DINTATTN_WEIGHTS_FILE || (want == DINTATTN_WEIGHTS_F32 && t->dtype == DINTATTN__F32) ||
+                                  (want == DINTATTN_WEIGHTS_BF16 && t->dtype == DINTATTN__BF16))) {
+        M->w = t->data;
+        M->type = t->dtype == DINTATTN__F32 ? DINTATTN__W_F32 : t->dtype == DINTATTN__F16 ? DINTATTN__W_F16 : DINTATTN__W_BF16;
+        return DINTATTN_OK;
+    }
+    if (want == DINTATTN_WEIGHTS_BF16) {
+        uint16_t *p = (uint16_t *)dintattn__own(b->m, n, sizeof(uint16_t));
+        if (!p) goto nomem;
+        for (i = 0; i < n; i++) p[i] = dintattn__f32_to_bf16(DINTATTN__SRC(i));
+        M->w = p;
+        M->type = DINTATTN__W_BF16;
+    } else if (want == DINTATTN_WEIGHTS_Q8) {
+        signed char *q = (signed char *)dintattn__own(b->m, n, 1);
+        float *sc = (float *)dintattn__own(b->m, n / 32, sizeof(float)), v[32];
+        if (!q || !sc) goto nomem;
+        for (i = 0; i < n; i += 32) {
+            for (k = 0; k < 32; k++) v[k] = DINTATTN__SRC(i + k);
+            dintattn__quantize_block(v, q + i, sc + i / 32);
+        }
+        M->w = q;
+        M->scale = sc;
+        M->type = DINTATTN__W_Q8;
+    } else {
+        float *p = (float *)dintattn__own(b->m, n, sizeof(float));
+        if (!p) goto nomem;
+        for (i = 0; i < n; i++) p[i] = DINTATTN__SRC(i);
+        M->w = p;
+        M->type = DINTATTN__W_F32;
+    }
+#undef DINTATTN__SRC
+    return DINTATTN_OK;
+nomem:
+    return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
+}
+
+/* Binds weight matrix `name` [rows, cols] in the model's weight precision. */
+static dintattn_result dintattn__bind_mat(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
+                                          dintattn__mat *M)
+{
+    dintattn__tensor *t;
+    dintattn_result e;
+    if ((e = dintattn__check(b, name, rows, cols, 0, &t, NULL)) || !b->convert) return e;
+    memset(M, 0, sizeof *M);
+    M->rows = (int)rows;
+    M->cols = (int)cols;
+    return dintattn__make_mat(b, t, NULL, name, b->m->weights, M);
+}
+
+static dintattn_result dintattn__bind_lmat(dintattn__binder *b, int l, const char *what, int64_t rows,
+                                           int64_t cols, dintattn__mat *M)
 {
     char name[96];
     snprintf(name, sizeof name, "layers.%d.%s", l, what);
-    return dintattn__bind_to(b, name, rows, cols, 0, NULL, dst, NULL);
+    return dintattn__bind_mat(b, name, rows, cols, M);
 }
 
 static dintattn_result dintattn__bind_lf(dintattn__binder *b, int l, const char *what, int64_t rows,
@@ -1372,6 +1556,14 @@ static dintattn_result dintattn__bind_lf(dintattn__binder *b, int l, const char 
     char name[96];
     snprintf(name, sizeof name, "layers.%d.%s", l, what);
     return dintattn__bind(b, name, rows, cols, 0, dst, NULL);
+}
+
+static dintattn_result dintattn__bind_l64(dintattn__binder *b, int l, const char *what, int64_t rows,
+                                          int64_t cols, const double **dst)
+{
+    char name[96];
+    snprintf(name, sizeof name, "layers.%d.%s", l, what);
+    return dintattn__bind_f64(b, name, rows, cols, dst);
 }
 
 /* Q/K weights of one layer: dense, or Shared-DIFF base + per-head factors. */
@@ -1383,27 +1575,27 @@ static dintattn_result dintattn__bind_qk(dintattn__binder *b, int l)
     int diff = c->attention != DINTATTN_ATTN_STANDARD;
     dintattn_result e;
     if (r == 0) {
-        if ((e = dintattn__bind_qk_w(b, l, "attn.wq1", c->n_heads * d, D, &L->wq1)) ||
-            (e = dintattn__bind_qk_w(b, l, "attn.wk1", c->n_k1_heads * d, D, &L->wk1)))
+        if ((e = dintattn__bind_lmat(b, l, "attn.wq1", c->n_heads * d, D, &L->wq1)) ||
+            (e = dintattn__bind_lmat(b, l, "attn.wk1", c->n_k1_heads * d, D, &L->wk1)))
             return e;
         if (!diff) return DINTATTN_OK;
-        if ((e = dintattn__bind_qk_w(b, l, "attn.wq2", c->n_q2_heads * d, D, &L->wq2)) ||
-            (e = dintattn__bind_qk_w(b, l, "attn.wk2", c->n_k2_heads * d, D, &L->wk2)))
+        if ((e = dintattn__bind_lmat(b, l, "attn.wq2", c->n_q2_heads * d, D, &L->wq2)) ||
+            (e = dintattn__bind_lmat(b, l, "attn.wk2", c->n_k2_heads * d, D, &L->wk2)))
             return e;
         return DINTATTN_OK;
     }
-    if ((e = dintattn__bind_qk_w(b, l, "attn.q_base", d, D, &L->q_base)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.k_base", d, D, &L->k_base)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.q1_down", c->n_heads * r, D, &L->q1_down)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.q1_up", c->n_heads * d, r, &L->q1_up)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.k1_down", c->n_k1_heads * r, D, &L->k1_down)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.k1_up", c->n_k1_heads * d, r, &L->k1_up)))
+    if ((e = dintattn__bind_lmat(b, l, "attn.q_base", d, D, &L->q_base)) ||
+        (e = dintattn__bind_lmat(b, l, "attn.k_base", d, D, &L->k_base)) ||
+        (e = dintattn__bind_lmat(b, l, "attn.q1_down", c->n_heads * r, D, &L->q1_down)) ||
+        (e = dintattn__bind_l64(b, l, "attn.q1_up", c->n_heads * d, r, &L->q1_up)) ||
+        (e = dintattn__bind_lmat(b, l, "attn.k1_down", c->n_k1_heads * r, D, &L->k1_down)) ||
+        (e = dintattn__bind_l64(b, l, "attn.k1_up", c->n_k1_heads * d, r, &L->k1_up)))
         return e;
     if (!diff) return DINTATTN_OK;
-    if ((e = dintattn__bind_qk_w(b, l, "attn.q2_down", c->n_q2_heads * r, D, &L->q2_down)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.q2_up", c->n_q2_heads * d, r, &L->q2_up)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.k2_down", c->n_k2_heads * r, D, &L->k2_down)) ||
-        (e = dintattn__bind_qk_w(b, l, "attn.k2_up", c->n_k2_heads * d, r, &L->k2_up)))
+    if ((e = dintattn__bind_lmat(b, l, "attn.q2_down", c->n_q2_heads * r, D, &L->q2_down)) ||
+        (e = dintattn__bind_l64(b, l, "attn.q2_up", c->n_q2_heads * d, r, &L->q2_up)) ||
+        (e = dintattn__bind_lmat(b, l, "attn.k2_down", c->n_k2_heads * r, D, &L->k2_down)) ||
+        (e = dintattn__bind_l64(b, l, "attn.k2_up", c->n_k2_heads * d, r, &L->k2_up)))
         return e;
     return DINTATTN_OK;
 }
@@ -1417,11 +1609,11 @@ static dintattn_result dintattn__bind_layer(dintattn__binder *b, int l)
     char name[96];
     if ((e = dintattn__bind_lf(b, l, "attn_norm.weight", D, 0, &L->attn_norm)) ||
         (e = dintattn__bind_lf(b, l, "ffn_norm.weight", D, 0, &L->ffn_norm)) || (e = dintattn__bind_qk(b, l)) ||
-        (e = dintattn__bind_lf(b, l, "attn.wv", c->n_v_heads * dv, D, &L->wv)) ||
-        (e = dintattn__bind_lf(b, l, "attn.wo", D, c->n_heads * dv, &L->wo)) ||
-        (e = dintattn__bind_lf(b, l, "ffn.w_gate", F, D, &L->w_gate)) ||
-        (e = dintattn__bind_lf(b, l, "ffn.w_up", F, D, &L->w_up)) ||
-        (e = dintattn__bind_lf(b, l, "ffn.w_down", D, F, &L->w_down)))
+        (e = dintattn__bind_lmat(b, l, "attn.wv", c->n_v_heads * dv, D, &L->wv)) ||
+        (e = dintattn__bind_lmat(b, l, "attn.wo", D, c->n_heads * dv, &L->wo)) ||
+        (e = dintattn__bind_lmat(b, l, "ffn.w_gate", F, D, &L->w_gate)) ||
+        (e = dintattn__bind_lmat(b, l, "ffn.w_up", F, D, &L->w_up)) ||
+        (e = dintattn__bind_lmat(b, l, "ffn.w_down", D, F, &L->w_down)))
         return e;
     if (c->attention != DINTATTN_ATTN_STANDARD &&
         ((e = dintattn__bind_lf(b, l, "attn.lambda_q1", d, 0, &L->lambda_q1)) ||
@@ -1454,11 +1646,11 @@ static dintattn_result dintattn__bind_all(dintattn__binder *b)
     const dintattn_config *c = &b->m->cfg;
     dintattn_result e;
     int l;
-    if ((e = dintattn__bind(b, "tok_embeddings.weight", c->vocab_size, c->dim, 0, &b->m->tok_embeddings, NULL)) ||
+    if ((e = dintattn__bind_mat(b, "tok_embeddings.weight", c->vocab_size, c->dim, &b->m->tok_embeddings)) ||
         (e = dintattn__bind(b, "norm.weight", c->dim, 0, 0, &b->m->norm, NULL)))
         return e;
     if (!c->tie_embeddings &&
-        (e = dintattn__bind(b, "output.weight", c->vocab_size, c->dim, 0, &b->m->output, NULL)))
+        (e = dintattn__bind_mat(b, "output.weight", c->vocab_size, c->dim, &b->m->output)))
         return e;
     for (l = 0; l < c->n_layers; l++)
         if ((e = dintattn__bind_layer(b, l))) return e;
@@ -1568,37 +1760,47 @@ static double dintattn__qk_cost(const dintattn_config *c, int factored)
     return 2 * d * D + (nq + nk) * r * (D + d);
 }
 
-/* Merges one projection's factors: W[h] = base + up[h] @ down[h], h < heads. */
-static double *dintattn__merge(dintattn_model *m, const double *base, const double *down, const double *up,
-                               int heads)
+/* Merges one projection's factors, W[h] = base + up[h] @ down[h] for h < heads, in double, into
+   W (held in the model's weight precision, f32 for FILE). */
+static dintattn_result dintattn__merge(dintattn__binder *b, const dintattn__mat *base, const dintattn__mat *down,
+                                       const double *up, int heads, dintattn__mat *W)
 {
-    const dintattn_config *c = &m->cfg;
-    int D = c->dim, d = c->head_dim, r = c->qk_rank, h, i;
-    double *w = (double *)dintattn__own(m, (size_t)heads * d * D, sizeof(double));
-    if (!w) return NULL;
+    const dintattn_config *c = &b->m->cfg;
+    int D = c->dim, d = c->head_dim, r = c->qk_rank, h;
+    size_t per = (size_t)d * D;
+    double *w = (double *)dintattn__calloc((size_t)heads * per + (size_t)r * D, sizeof(double)), *dn;
+    dintattn_result e;
+    if (!w) return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory merging Shared-DIFF factors");
+    dn = w + (size_t)heads * per;
     for (h = 0; h < heads; h++) {
-        double *wh = w + (size_t)h * d * D;
-        for (i = 0; i < d; i++) memcpy(wh + (size_t)i * D, base + (size_t)i * D, sizeof(double) * (size_t)D);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, D, r, 1.0, up + (size_t)h * d * r, r,
-                    down + (size_t)h * r * D, D, 1.0, wh, D);
+        double *wh = w + (size_t)h * per;
+        dintattn__mat_rows(base, 0, d, NULL, wh);
+        dintattn__mat_rows(down, h * r, r, NULL, dn);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, D, r, 1.0, up + (size_t)h * d * r, r, dn, D, 1.0,
+                    wh, D);
     }
-    return w;
+    memset(W, 0, sizeof *W);
+    W->rows = heads * d;
+    W->cols = D;
+    e = dintattn__make_mat(b, NULL, w, "merged Q/K", b->m->weights, W);
+    DINTATTN_FREE(w);
+    return e;
 }
 
-static dintattn_result dintattn__merge_qk(dintattn_model *m, dintattn_error *err)
+static dintattn_result dintattn__merge_qk(dintattn__binder *b)
 {
-    const dintattn_config *c = &m->cfg;
+    const dintattn_config *c = &b->m->cfg;
+    dintattn_result e;
     int l;
     for (l = 0; l < c->n_layers; l++) {
-        dintattn__layer *L = &m->layers[l];
-        L->wq1 = dintattn__merge(m, L->q_base, L->q1_down, L->q1_up, c->n_heads);
-        L->wk1 = dintattn__merge(m, L->k_base, L->k1_down, L->k1_up, c->n_k1_heads);
-        if (c->attention != DINTATTN_ATTN_STANDARD) {
-            L->wq2 = dintattn__merge(m, L->q_base, L->q2_down, L->q2_up, c->n_q2_heads);
-            L->wk2 = dintattn__merge(m, L->k_base, L->k2_down, L->k2_up, c->n_k2_heads);
-        }
-        if (!L->wq1 || !L->wk1 || (c->attention != DINTATTN_ATTN_STANDARD && (!L->wq2 || !L->wk2)))
-            return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory merging Shared-DIFF factors");
+        dintattn__layer *L = &b->m->layers[l];
+        if ((e = dintattn__merge(b, &L->q_base, &L->q1_down, L->q1_up, c->n_heads, &L->wq1)) ||
+            (e = dintattn__merge(b, &L->k_base, &L->k1_down, L->k1_up, c->n_k1_heads, &L->wk1)))
+            return e;
+        if (c->attention != DINTATTN_ATTN_STANDARD &&
+            ((e = dintattn__merge(b, &L->q_base, &L->q2_down, L->q2_up, c->n_q2_heads, &L->wq2)) ||
+             (e = dintattn__merge(b, &L->k_base, &L->k2_down, L->k2_up, c->n_k2_heads, &L->wk2))))
+            return e;
     }
     return DINTATTN_OK;
 }
@@ -1610,6 +1812,7 @@ static dintattn_result dintattn__model_build(dintattn_model *m, const dintattn_l
     dintattn_result r;
     dintattn_qk_form form = opt ? opt->qk_form : DINTATTN_QK_AUTO;
     if ((r = dintattn__file_parse(&m->file, err)) || (r = dintattn__read_config(m, err))) return r;
+    m->weights = opt ? opt->weights : DINTATTN_WEIGHTS_FILE;
     b.m = m;
     b.err = err;
     b.convert = 0;
@@ -1631,7 +1834,7 @@ static dintattn_result dintattn__model_build(dintattn_model *m, const dintattn_l
     if (m->cfg.qk_rank > 0) {
         m->qk_factored = form == DINTATTN_QK_FACTORED ||
                          (form == DINTATTN_QK_AUTO && dintattn__qk_cost(&m->cfg, 1) < dintattn__qk_cost(&m->cfg, 0));
-        if (!m->qk_factored && (r = dintattn__merge_qk(m, err))) return r;
+        if (!m->qk_factored && (r = dintattn__merge_qk(&b))) return r;
     }
     return DINTATTN_OK;
 }
@@ -1649,6 +1852,17 @@ static dintattn_result dintattn__model_finish(dintattn_model *m, const dintattn_
     return DINTATTN_OK;
 }
 
+static dintattn_result dintattn__check_load_options(const dintattn_load_options *opt, dintattn_error *err)
+{
+    if (opt && (opt->qk_form < DINTATTN_QK_AUTO || opt->qk_form > DINTATTN_QK_MERGED))
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.qk_form %d is not a dintattn_qk_form",
+                              (int)opt->qk_form);
+    if (opt && (opt->weights < DINTATTN_WEIGHTS_FILE || opt->weights > DINTATTN_WEIGHTS_Q8))
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.weights %d is not a dintattn_weights",
+                              (int)opt->weights);
+    return DINTATTN_OK;
+}
+
 DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintattn_load_options *opt,
                                                  dintattn_model **out, dintattn_error *err)
 {
@@ -1656,9 +1870,7 @@ DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintatt
     dintattn_result r;
     if (out) *out = NULL;
     if (!out || !path) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_model_load: NULL argument");
-    if (opt && (opt->qk_form < DINTATTN_QK_AUTO || opt->qk_form > DINTATTN_QK_MERGED))
-        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.qk_form %d is not a dintattn_qk_form",
-                              (int)opt->qk_form);
+    if ((r = dintattn__check_load_options(opt, err))) return r;
     m = (dintattn_model *)dintattn__calloc(1, sizeof *m);
     if (!m) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     if ((r = dintattn__file_map(&m->file, path, err))) {
@@ -1673,11 +1885,10 @@ DINTATTN_API dintattn_result dintattn_model_load_memory(const void *data, size_t
                                                         dintattn_model **out, dintattn_error *err)
 {
     dintattn_model *m;
+    dintattn_result r;
     if (out) *out = NULL;
     if (!out || (!data && size)) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_model_load_memory: NULL argument");
-    if (opt && (opt->qk_form < DINTATTN_QK_AUTO || opt->qk_form > DINTATTN_QK_MERGED))
-        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.qk_form %d is not a dintattn_qk_form",
-                              (int)opt->qk_form);
+    if ((r = dintattn__check_load_options(opt, err))) return r;
     m = (dintattn_model *)dintattn__calloc(1, sizeof *m);
     if (!m) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     m->file.bytes = (const unsigned char *)data;
@@ -1702,26 +1913,44 @@ DINTATTN_API const dintattn_config *dintattn_model_config(const dintattn_model *
 
 DINTATTN_API int dintattn_model_qk_factored(const dintattn_model *m) { return m->qk_factored; }
 
+DINTATTN_API size_t dintattn_model_owned_bytes(const dintattn_model *m) { return m->owned_bytes; }
+
+static size_t dintattn__mat_bytes(const dintattn__mat *M)
+{
+    size_t n = (size_t)M->rows * (size_t)M->cols;
+    if (!M->w) return 0;
+    return n * dintattn__wsize(M->type) + (M->type == DINTATTN__W_Q8 ? n / 32 * sizeof(float) : 0);
+}
+
+DINTATTN_API size_t dintattn_model_weight_bytes(const dintattn_model *m)
+{
+    const dintattn_config *c = &m->cfg;
+    size_t sum = dintattn__mat_bytes(&m->output) + sizeof(float) * (size_t)c->dim; /* LM head, final norm */
+    size_t dv = (size_t)c->v_head_dim;
+    int l, k;
+    sum += dintattn__mat_bytes(&m->tok_embeddings) / (size_t)c->vocab_size; /* one row */
+    for (l = 0; l < c->n_layers; l++) {
+        const dintattn__layer *L = &m->layers[l];
+        const dintattn__mat *mats[] = {&L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down, &L->wq1, &L->wk1,
+                                       &L->wq2, &L->wk2, &L->q_base, &L->k_base, &L->q1_down, &L->k1_down,
+                                       &L->q2_down, &L->k2_down};
+        /* merged Shared-DIFF reads the merged matrices, not the factors (factored: wq1.. are unset) */
+        for (k = 0; k < 15; k++)
+            if (!(c->qk_rank > 0 && !m->qk_factored && k >= 9)) sum += dintattn__mat_bytes(mats[k]);
+        if (c->qk_rank > 0 && m->qk_factored)
+            sum += sizeof(double) * (size_t)(c->n_heads + c->n_k1_heads + c->n_q2_heads + c->n_k2_heads) *
+                   (size_t)c->head_dim * (size_t)c->qk_rank;
+        sum += sizeof(float) * 2 * (size_t)c->dim; /* attention and FFN norms */
+        if (c->head_norm) sum += sizeof(float) * dv * (L->head_norm_per_head ? (size_t)c->n_heads : 1) *
+                                 (c->head_norm_type == DINTATTN_HEADNORM_GROUP ? 2 : 1);
+        if (c->ffn_act == DINTATTN_FFN_POLYNORM) sum += 4 * sizeof(float);
+    }
+    return sum;
+}
+
 /* ============================================================================================
    5. Math kernels
    ============================================================================================ */
-
-/* Y[M, N] (ld ldy) = X[M, K] (ld ldx) @ W[N, K]^T + beta * Y: an nn.Linear over M rows. */
-static void dintattn__linear(int M, int N, int K, const float *X, int ldx, const float *W, float *Y, int ldy,
-                             float beta)
-{
-    /* one row (decode) is a matrix-vector product: gemv streams W once, without gemm's packing */
-    if (M == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, 1.0f, W, K, X, 1, beta, Y, 1);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, X, ldx, W, K, beta, Y, ldy);
-}
-
-/* The same in double, for the Q/K projections. */
-static void dintattn__linear64(int M, int N, int K, const double *X, const double *W, double *Y, int ldy,
-                               double beta)
-{
-    if (M == 1) cblas_dgemv(CblasRowMajor, CblasNoTrans, N, K, 1.0, W, K, X, 1, beta, Y, 1);
-    else cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0, X, K, W, K, beta, Y, ldy);
-}
 
 /* out = x / sqrt(mean(x^2) + eps) * w; sums in double to match a float64 reference closely. */
 static void dintattn__rmsnorm(float *out, const float *x, const float *w, int n, double eps)
@@ -1775,46 +2004,276 @@ static void dintattn__axpy(float w, const float *x, float *y, int n)
     for (i = 0; i < n; i++) y[i] += w * x[i];
 }
 
-/* AVX2 + FMA versions of the attention loops, chosen at run time (dintattn__simd); the portable
-   versions above run everywhere else. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define DINTATTN__HAVE_AVX2 1
-#include <immintrin.h>
+/* --- weight matrices: rows in f32 or f64, and rows . x ---------------------------------- */
 
-__attribute__((target("avx2,fma"))) static float dintattn__dot_avx2(const float *a, const float *b, int n)
+/* Portable row . x kernels: four partial sums, then the tail. */
+static float dintattn__rowdot(const dintattn__mat *M, int r, const float *x)
+{
+    const size_t n = (size_t)M->cols, at = (size_t)r * n;
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    if (M->type == DINTATTN__W_F32) {
+        const float *w = (const float *)M->w + at;
+        for (; i + 4 <= n; i += 4) {
+            s0 += w[i] * x[i];
+            s1 += w[i + 1] * x[i + 1];
+            s2 += w[i + 2] * x[i + 2];
+            s3 += w[i + 3] * x[i + 3];
+        }
+    } else if (M->type == DINTATTN__W_Q8) { /* n is a multiple of 32 */
+        const signed char *q = (const signed char *)M->w + at;
+        const float *sc = M->scale + at / 32;
+        for (; i < n; i += 32) {
+            float b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+            size_t k;
+            for (k = i; k < i + 32; k += 4) {
+                b0 += (float)q[k] * x[k];
+                b1 += (float)q[k + 1] * x[k + 1];
+                b2 += (float)q[k + 2] * x[k + 2];
+                b3 += (float)q[k + 3] * x[k + 3];
+            }
+            s0 += sc[i / 32] * ((b0 + b1) + (b2 + b3));
+        }
+    }
+    for (; i < n; i++) s0 += dintattn__w_elem(M, at + i) * x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static double dintattn__rowdot64(const dintattn__mat *M, int r, const float *x)
+{
+    const size_t n = (size_t)M->cols, at = (size_t)r * n;
+    double s0 = 0, s1 = 0;
+    size_t i = 0;
+    if (M->type == DINTATTN__W_Q8) {
+        const signed char *q = (const signed char *)M->w + at;
+        for (; i < n; i += 32) {
+            double b0 = 0, b1 = 0;
+            size_t k;
+            for (k = i; k < i + 32; k += 2) {
+                b0 += q[k] * (double)x[k];
+                b1 += q[k + 1] * (double)x[k + 1];
+            }
+            s0 += M->scale[(at + i) / 32] * (b0 + b1);
+        }
+    }
+    for (; i + 2 <= n; i += 2) {
+        s0 += (double)dintattn__w_elem(M, at + i) * x[i];
+        s1 += (double)dintattn__w_elem(M, at + i + 1) * x[i + 1];
+    }
+    for (; i < n; i++) s0 += (double)dintattn__w_elem(M, at + i) * x[i];
+    return s0 + s1;
+}
+
+/* x86 SIMD versions, chosen at run time (dintattn__simd): AVX2 + FMA + F16C for the attention loops
+   and every weight type, AVX-512F for the float matrix-vector products. The portable versions
+   above run everywhere else (and under DINTATTN_NO_SIMD=1). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define DINTATTN__HAVE_X86 1
+#include <immintrin.h>
+#define DINTATTN__AVX2 __attribute__((target("avx2,fma,f16c")))
+#define DINTATTN__AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+
+DINTATTN__AVX2 static float dintattn__hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, int n)
 {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    float lanes[8], sum;
+    float sum;
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
         s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
     }
     for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    _mm256_storeu_ps(lanes, _mm256_add_ps(s0, s1));
-    sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    sum = dintattn__hsum8(_mm256_add_ps(s0, s1));
     for (; i < n; i++) sum += a[i] * b[i];
     return sum;
 }
 
-__attribute__((target("avx2,fma"))) static void dintattn__axpy_avx2(float w, const float *x, float *y, int n)
+DINTATTN__AVX2 static void dintattn__axpy_avx2(float w, const float *x, float *y, int n)
 {
     const __m256 vw = _mm256_set1_ps(w);
     int i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(vw, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     for (; i < n; i++) y[i] += w * x[i];
 }
+
+/* 8 weights from element i of a row, as f32 */
+#define DINTATTN__LD8_F32(w, i) _mm256_loadu_ps((const float *)(w) + (i))
+#define DINTATTN__LD8_BF16(w, i)                                                                                 \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                                                       \
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)(w) + (i)))), 16))
+#define DINTATTN__LD8_F16(w, i) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)(w) + (i))))
+#define DINTATTN__LD8_Q8(w, i)                                                                                   \
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)((const signed char *)(w) + (i)))))
+
+/* row . x over the first n - n % 32 elements (the caller adds the tail), for F32, BF16, F16 */
+#define DINTATTN__DOT_AVX2(name, LD)                                                                             \
+    DINTATTN__AVX2 static float name(const void *w, const float *x, size_t n)                                    \
+    {                                                                                                            \
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                                              \
+        size_t i;                                                                                                \
+        for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            s0 = _mm256_fmadd_ps(LD(w, i), _mm256_loadu_ps(x + i), s0);                                          \
+            s1 = _mm256_fmadd_ps(LD(w, i + 8), _mm256_loadu_ps(x + i + 8), s1);                                  \
+            s2 = _mm256_fmadd_ps(LD(w, i + 16), _mm256_loadu_ps(x + i + 16), s2);                                \
+            s3 = _mm256_fmadd_ps(LD(w, i + 24), _mm256_loadu_ps(x + i + 24), s3);                                \
+        }                                                                                                        \
+        return dintattn__hsum8(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));                     \
+    }
+DINTATTN__DOT_AVX2(dintattn__dot_f32_avx2, DINTATTN__LD8_F32)
+DINTATTN__DOT_AVX2(dintattn__dot_bf16_avx2, DINTATTN__LD8_BF16)
+DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16)
+
+/* Q8: each block of 32 summed, then scaled; two blocks in flight */
+DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc, const float *x, size_t n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256 a = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_loadu_ps(x + i));
+        __m256 b = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i + 32), _mm256_loadu_ps(x + i + 32));
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 8), _mm256_loadu_ps(x + i + 8), a);
+        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 40), _mm256_loadu_ps(x + i + 40), b);
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 16), _mm256_loadu_ps(x + i + 16), a);
+        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 48), _mm256_loadu_ps(x + i + 48), b);
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 24), _mm256_loadu_ps(x + i + 24), a);
+        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 56), _mm256_loadu_ps(x + i + 56), b);
+        s0 = _mm256_fmadd_ps(a, _mm256_set1_ps(sc[i / 32]), s0);
+        s1 = _mm256_fmadd_ps(b, _mm256_set1_ps(sc[i / 32 + 1]), s1);
+    }
+    for (; i < n; i += 32) {
+        __m256 a = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_loadu_ps(x + i));
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 8), _mm256_loadu_ps(x + i + 8), a);
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 16), _mm256_loadu_ps(x + i + 16), a);
+        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 24), _mm256_loadu_ps(x + i + 24), a);
+        s0 = _mm256_fmadd_ps(a, _mm256_set1_ps(sc[i / 32]), s0);
+    }
+    return dintattn__hsum8(_mm256_add_ps(s0, s1));
+}
+
+/* The Q/K projections' row . x: products summed in f32 within each block of 32 (two or four
+   products per lane), blocks scaled and accumulated in double. Covers n - n % 32 elements. */
+#define DINTATTN__DOT64_AVX2(name, LD)                                                                           \
+    DINTATTN__AVX2 static double name(const void *w, const float *sc, const float *x, size_t n)                  \
+    {                                                                                                            \
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0;                                                               \
+        __m128d h;                                                                                               \
+        size_t i;                                                                                                \
+        for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            __m256 a = _mm256_mul_ps(LD(w, i), _mm256_loadu_ps(x + i));                                          \
+            __m256 b = _mm256_mul_ps(LD(w, i + 8), _mm256_loadu_ps(x + i + 8));                                  \
+            __m256d lo, hi, k;                                                                                   \
+            a = _mm256_fmadd_ps(LD(w, i + 16), _mm256_loadu_ps(x + i + 16), a);                                  \
+            b = _mm256_fmadd_ps(LD(w, i + 24), _mm256_loadu_ps(x + i + 24), b);                                  \
+            a = _mm256_add_ps(a, b);                                                                             \
+            lo = _mm256_cvtps_pd(_mm256_castps256_ps128(a));                                                     \
+            hi = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));                                                   \
+            k = _mm256_set1_pd(sc ? (double)sc[i / 32] : 1.0);                                                   \
+            s0 = _mm256_fmadd_pd(lo, k, s0);                                                                     \
+            s1 = _mm256_fmadd_pd(hi, k, s1);                                                                     \
+        }                                                                                                        \
+        s0 = _mm256_add_pd(s0, s1);                                                                              \
+        h = _mm_add_pd(_mm256_castpd256_pd128(s0), _mm256_extractf128_pd(s0, 1));                                \
+        return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));                                              \
+    }
+DINTATTN__DOT64_AVX2(dintattn__dot64_f32_avx2, DINTATTN__LD8_F32)
+DINTATTN__DOT64_AVX2(dintattn__dot64_bf16_avx2, DINTATTN__LD8_BF16)
+DINTATTN__DOT64_AVX2(dintattn__dot64_f16_avx2, DINTATTN__LD8_F16)
+DINTATTN__DOT64_AVX2(dintattn__dot64_q8_avx2, DINTATTN__LD8_Q8)
+
+/* AVX-512F: 16 weights at a time. (GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized in C++.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define DINTATTN__LD16_F32(w, i) _mm512_loadu_ps((const float *)(w) + (i))
+#define DINTATTN__LD16_BF16(w, i)                                                                                \
+    _mm512_castsi512_ps(_mm512_slli_epi32(                                                                       \
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(w) + (i)))), 16))
+#define DINTATTN__LD16_F16(w, i) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(w) + (i))))
+#define DINTATTN__LD16_Q8(w, i)                                                                                  \
+    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((const signed char *)(w) + (i)))))
+
+#define DINTATTN__DOT_AVX512(name, LD)                                                                           \
+    DINTATTN__AVX512 static float name(const void *w, const float *x, size_t n)                                  \
+    {                                                                                                            \
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0;                                                                \
+        size_t i;                                                                                                \
+        for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            s0 = _mm512_fmadd_ps(LD(w, i), _mm512_loadu_ps(x + i), s0);                                          \
+            s1 = _mm512_fmadd_ps(LD(w, i + 16), _mm512_loadu_ps(x + i + 16), s1);                                \
+        }                                                                                                        \
+        return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));                                                      \
+    }
+DINTATTN__DOT_AVX512(dintattn__dot_f32_avx512, DINTATTN__LD16_F32)
+DINTATTN__DOT_AVX512(dintattn__dot_bf16_avx512, DINTATTN__LD16_BF16)
+DINTATTN__DOT_AVX512(dintattn__dot_f16_avx512, DINTATTN__LD16_F16)
+
+#define DINTATTN__DOT64_AVX512(name, LD)                                                                         \
+    DINTATTN__AVX512 static double name(const void *w, const float *sc, const float *x, size_t n)                \
+    {                                                                                                            \
+        __m512d s0 = _mm512_setzero_pd(), s1 = s0;                                                               \
+        size_t i;                                                                                                \
+        for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            __m512 a = _mm512_mul_ps(LD(w, i), _mm512_loadu_ps(x + i));                                          \
+            __m512d k = _mm512_set1_pd(sc ? (double)sc[i / 32] : 1.0);                                           \
+            a = _mm512_fmadd_ps(LD(w, i + 16), _mm512_loadu_ps(x + i + 16), a);                                  \
+            s0 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), k, s0);                             \
+            s1 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1))), k, s1); \
+        }                                                                                                        \
+        return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));                                                      \
+    }
+DINTATTN__DOT64_AVX512(dintattn__dot64_f32_avx512, DINTATTN__LD16_F32)
+DINTATTN__DOT64_AVX512(dintattn__dot64_bf16_avx512, DINTATTN__LD16_BF16)
+DINTATTN__DOT64_AVX512(dintattn__dot64_f16_avx512, DINTATTN__LD16_F16)
+DINTATTN__DOT64_AVX512(dintattn__dot64_q8_avx512, DINTATTN__LD16_Q8)
+
+DINTATTN__AVX512 static float dintattn__dot_q8_avx512(const void *w, const float *sc, const float *x, size_t n)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 a = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i), _mm512_loadu_ps(x + i));
+        __m512 b = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i + 32), _mm512_loadu_ps(x + i + 32));
+        a = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 16), _mm512_loadu_ps(x + i + 16), a);
+        b = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 48), _mm512_loadu_ps(x + i + 48), b);
+        s0 = _mm512_fmadd_ps(a, _mm512_set1_ps(sc[i / 32]), s0);
+        s1 = _mm512_fmadd_ps(b, _mm512_set1_ps(sc[i / 32 + 1]), s1);
+    }
+    for (; i < n; i += 32) {
+        __m512 a = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i), _mm512_loadu_ps(x + i));
+        a = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 16), _mm512_loadu_ps(x + i + 16), a);
+        s0 = _mm512_fmadd_ps(a, _mm512_set1_ps(sc[i / 32]), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
-/* 1 when the AVX2 + FMA kernels may run: the CPU has them and DINTATTN_NO_SIMD is not set in the
-   environment (the tests run both ways). */
+/* SIMD level for new sessions: 2 AVX-512F (+ AVX2/FMA/F16C), 1 AVX2 + FMA + F16C, 0 portable C.
+   DINTATTN_NO_SIMD=1 in the environment forces 0 (the tests run both ways); DINTATTN_NO_SIMD=512
+   stops at AVX2. */
 static int dintattn__simd(void)
 {
-#ifdef DINTATTN__HAVE_AVX2
-    const char *off = getenv("DINTATTN_NO_SIMD");
-    if (off && off[0] && off[0] != '0') return 0;
+#ifdef DINTATTN__HAVE_X86
+    const char *env = getenv("DINTATTN_NO_SIMD");
+    int cap = 2;
+    if (env && strcmp(env, "512") == 0) cap = 1;
+    else if (env && env[0] && env[0] != '0') return 0;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
+        return 0;
+    return cap == 2 && __builtin_cpu_supports("avx512f") ? 2 : 1;
 #else
     return 0;
 #endif
@@ -1822,7 +2281,7 @@ static int dintattn__simd(void)
 
 static float dintattn__dot_any(int simd, const float *a, const float *b, int n)
 {
-#ifdef DINTATTN__HAVE_AVX2
+#ifdef DINTATTN__HAVE_X86
     if (simd) return dintattn__dot_avx2(a, b, n);
 #endif
     (void)simd;
@@ -1831,7 +2290,7 @@ static float dintattn__dot_any(int simd, const float *a, const float *b, int n)
 
 static void dintattn__axpy_any(int simd, float w, const float *x, float *y, int n)
 {
-#ifdef DINTATTN__HAVE_AVX2
+#ifdef DINTATTN__HAVE_X86
     if (simd) {
         dintattn__axpy_avx2(w, x, y, n);
         return;
@@ -1839,6 +2298,70 @@ static void dintattn__axpy_any(int simd, float w, const float *x, float *y, int 
 #endif
     (void)simd;
     dintattn__axpy(w, x, y, n);
+}
+
+/* Row r of M . x, in the SIMD level's kernel. */
+static float dintattn__rowdot_any(int simd, const dintattn__mat *M, int r, const float *x)
+{
+#ifdef DINTATTN__HAVE_X86
+    const size_t n = (size_t)M->cols, at = (size_t)r * n, body = n - n % 32;
+    const unsigned char *w = (const unsigned char *)M->w + at * dintattn__wsize(M->type);
+    float sum = 0;
+    size_t i;
+    if (!simd) return dintattn__rowdot(M, r, x);
+    if (simd == 2) {
+        switch (M->type) {
+        case DINTATTN__W_F32: sum = dintattn__dot_f32_avx512(w, x, body); break;
+        case DINTATTN__W_BF16: sum = dintattn__dot_bf16_avx512(w, x, body); break;
+        case DINTATTN__W_F16: sum = dintattn__dot_f16_avx512(w, x, body); break;
+        default: return dintattn__dot_q8_avx512(w, M->scale + at / 32, x, n);
+        }
+    } else {
+        switch (M->type) {
+        case DINTATTN__W_F32: sum = dintattn__dot_f32_avx2(w, x, body); break;
+        case DINTATTN__W_BF16: sum = dintattn__dot_bf16_avx2(w, x, body); break;
+        case DINTATTN__W_F16: sum = dintattn__dot_f16_avx2(w, x, body); break;
+        default: return dintattn__dot_q8_avx2(w, M->scale + at / 32, x, n);
+        }
+    }
+    for (i = body; i < n; i++) sum += dintattn__w_elem(M, at + i) * x[i];
+    return sum;
+#else
+    (void)simd;
+    return dintattn__rowdot(M, r, x);
+#endif
+}
+
+static double dintattn__rowdot64_any(int simd, const dintattn__mat *M, int r, const float *x)
+{
+#ifdef DINTATTN__HAVE_X86
+    const size_t n = (size_t)M->cols, at = (size_t)r * n, body = n - n % 32;
+    const unsigned char *w = (const unsigned char *)M->w + at * dintattn__wsize(M->type);
+    const float *sc = M->type == DINTATTN__W_Q8 ? M->scale + at / 32 : NULL;
+    double sum;
+    size_t i;
+    if (!simd) return dintattn__rowdot64(M, r, x);
+    if (simd == 2) {
+        switch (M->type) {
+        case DINTATTN__W_F32: sum = dintattn__dot64_f32_avx512(w, NULL, x, body); break;
+        case DINTATTN__W_BF16: sum = dintattn__dot64_bf16_avx512(w, NULL, x, body); break;
+        case DINTATTN__W_F16: sum = dintattn__dot64_f16_avx512(w, NULL, x, body); break;
+        default: sum = dintattn__dot64_q8_avx512(w, sc, x, body);
+        }
+    } else {
+        switch (M->type) {
+        case DINTATTN__W_F32: sum = dintattn__dot64_f32_avx2(w, NULL, x, body); break;
+        case DINTATTN__W_BF16: sum = dintattn__dot64_bf16_avx2(w, NULL, x, body); break;
+        case DINTATTN__W_F16: sum = dintattn__dot64_f16_avx2(w, NULL, x, body); break;
+        default: sum = dintattn__dot64_q8_avx2(w, sc, x, body);
+        }
+    }
+    for (i = body; i < n; i++) sum += (double)dintattn__w_elem(M, at + i) * x[i];
+    return sum;
+#else
+    (void)simd;
+    return dintattn__rowdot64(M, r, x);
+#endif
 }
 
 /* x[0..n) = softmax(x[0..n)), shifted by the max so exp never overflows. */
@@ -1909,16 +2432,29 @@ static void dintattn__polynorm(float *g, const float *u, int F, const float *w, 
    6. Attention
    ============================================================================================ */
 
+/* A persistent pool: the caller is thread 0, the workers 1..n. A job starts when `generation`
+   moves; workers spin briefly for the next job (decode runs dozens per token), then sleep on `go`. */
 typedef struct dintattn__pool {
     pthread_t *threads;
     int n;                                  /* worker threads (the caller is thread 0 besides) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    unsigned long generation;
-    int pending, quit;
+    unsigned long generation;               /* atomic */
+    int pending, quit;                      /* atomic */
     void (*fn)(void *arg, int tid, int n_tid);
     void *arg;
 } dintattn__pool;
+
+/* One product of a batch: Y (+)= X @ M^T over the chunk's rows (X rows M->cols wide, stride ldx;
+   Y rows stride ldy), in f32, or with x64/y64 in double (the Q/K projections). */
+typedef struct dintattn__mm {
+    const dintattn__mat *M;
+    const float *x;
+    float *y;
+    const double *x64;
+    double *y64;
+    int ldx, ldy, add;
+} dintattn__mm;
 
 struct dintattn_session {
     const dintattn_model *model;
@@ -1929,9 +2465,14 @@ struct dintattn_session {
     double *S;                              /* DINT: [n_layers][H][n_ctx] running column sums of A1 */
     double *rope_cos, *rope_sin;            /* [n_ctx][d/2] */
     float *x, *xn, *q1, *q2, *att, *gate, *up;   /* [n_batch][...] activations */
-    double *xn64, *qk64;                    /* Q/K projections run in double (see dintattn__layer) */
-    double *q_base, *k_base, *down;         /* Shared-DIFF factored form */
+    double *xn64;                           /* Q/K projections run in double (see dintattn__layer) */
+    double *qk64;                           /* [n_batch][heads * d] each for q1, k1, q2, k2 */
+    double *q_base, *k_base, *down;         /* Shared-DIFF factored form; down as qk64 with r for d */
     float *rows;                            /* per thread: 3 * n_ctx attention rows */
+    double *tile;                           /* prefill: weight rows converted for [sd]gemm */
+    size_t tile_elems;
+    dintattn__mm jobs[8];                   /* decode: the matrix-vector products being run */
+    int n_jobs;
     dintattn_attn_hook hook;
     void *hook_user;
     dintattn__pool pool;
@@ -2043,28 +2584,54 @@ static void dintattn__attend_heads(void *arg, int tid, int n_tid)
     }
 }
 
-/* --- a persistent thread pool: workers wait on a condition variable between jobs ---------- */
+/* --- a persistent thread pool ------------------------------------------------------------- */
+
+#define DINTATTN__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define DINTATTN__SPINS 4096 /* polls (with a pause each) before a thread sleeps: tens of microseconds */
+
+static void dintattn__pause(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#endif
+}
 
 static void *dintattn__worker(void *arg)
 {
     dintattn_session *s = (dintattn_session *)arg;
     dintattn__pool *p = &s->pool;
     unsigned long seen = 0;
-    int tid;
+    int tid, i;
     pthread_mutex_lock(&p->mu);
     tid = ++p->pending; /* start-up: each worker takes the next id */
     pthread_cond_signal(&p->done);
-    for (;;) {
-        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->go, &p->mu);
-        if (p->quit) break;
-        seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
-        p->fn(p->arg, tid, p->n + 1);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-    }
     pthread_mutex_unlock(&p->mu);
+    for (;;) {
+        for (i = 0; i < DINTATTN__SPINS && DINTATTN__LOAD(&p->generation) == seen; i++) dintattn__pause();
+        if (DINTATTN__LOAD(&p->generation) == seen) {
+            pthread_mutex_lock(&p->mu);
+            while (DINTATTN__LOAD(&p->generation) == seen) pthread_cond_wait(&p->go, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        seen = DINTATTN__LOAD(&p->generation);
+        if (DINTATTN__LOAD(&p->quit)) break;
+        p->fn(p->arg, tid, p->n + 1);
+        if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
     return NULL;
+}
+
+/* Moves the generation (under the lock, so that no worker misses it) and wakes sleepers. */
+static void dintattn__pool_kick(dintattn__pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    __atomic_add_fetch(&p->generation, 1, __ATOMIC_ACQ_REL);
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
 }
 
 /* Starts n_workers threads; returns 0, 1 when out of memory, -1 when threads cannot start. */
@@ -2092,7 +2659,7 @@ static int dintattn__pool_start(dintattn_session *s, int n_workers)
     /* wait until every worker holds its id, so that `pending` counts jobs from here on */
     pthread_mutex_lock(&p->mu);
     while (p->pending < p->n) pthread_cond_wait(&p->done, &p->mu);
-    p->pending = 0;
+    __atomic_store_n(&p->pending, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
@@ -2102,10 +2669,8 @@ static void dintattn__pool_stop(dintattn_session *s)
     dintattn__pool *p = &s->pool;
     int i;
     if (!s->pool_started) return;
-    pthread_mutex_lock(&p->mu);
-    p->quit = 1;
-    pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
+    __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
+    dintattn__pool_kick(p);
     for (i = 0; i < p->n; i++) pthread_join(p->threads[i], NULL);
     DINTATTN_FREE(p->threads);
     pthread_cond_destroy(&p->done);
@@ -2117,21 +2682,22 @@ static void dintattn__pool_stop(dintattn_session *s)
 static void dintattn__pool_run(dintattn_session *s, void (*fn)(void *, int, int), void *arg)
 {
     dintattn__pool *p = &s->pool;
+    int i;
     if (p->n == 0) {
         fn(arg, 0, 1);
         return;
     }
-    pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n;
-    p->generation++;
-    pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
+    __atomic_store_n(&p->pending, p->n, __ATOMIC_RELEASE);
+    dintattn__pool_kick(p);
     fn(arg, 0, p->n + 1);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    for (i = 0; i < DINTATTN__SPINS && DINTATTN__LOAD(&p->pending) > 0; i++) dintattn__pause();
+    if (DINTATTN__LOAD(&p->pending) > 0) {
+        pthread_mutex_lock(&p->mu);
+        while (DINTATTN__LOAD(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
 }
 
 /* ============================================================================================
@@ -2168,12 +2734,13 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->gate, float, B * (size_t)c->hidden_dim);
     DINTATTN__CARVE(s->up, float, B * (size_t)c->hidden_dim);
     DINTATTN__CARVE(s->xn64, double, B * (size_t)c->dim);
-    DINTATTN__CARVE(s->qk64, double, B * d * (size_t)c->n_heads); /* H is the widest: counts divide it */
-    if (s->model->qk_factored) down = (nq > nk ? nq : nk) * r;
+    DINTATTN__CARVE(s->qk64, double, B * d * (nq + nk));
+    if (s->model->qk_factored) down = (nq + nk) * r;
     DINTATTN__CARVE(s->q_base, double, s->model->qk_factored ? B * d : 0);
     DINTATTN__CARVE(s->k_base, double, s->model->qk_factored ? B * d : 0);
     DINTATTN__CARVE(s->down, double, B * down);
     DINTATTN__CARVE(s->rows, float, dintattn__mul((size_t)s->n_threads * 3, T, overflow));
+    DINTATTN__CARVE(s->tile, double, s->tile_elems);
 #undef DINTATTN__CARVE
     return off;
 }
@@ -2213,7 +2780,11 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 256;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
-    if (s->n_threads > m->cfg.n_heads) s->n_threads = m->cfg.n_heads;
+    if (s->n_batch > 1) { /* prefill converts weight rows for [sd]gemm: at least a row, about 4 MiB */
+        int widest = m->cfg.dim > m->cfg.hidden_dim ? m->cfg.dim : m->cfg.hidden_dim;
+        if (m->cfg.n_heads * m->cfg.v_head_dim > widest) widest = m->cfg.n_heads * m->cfg.v_head_dim;
+        s->tile_elems = (size_t)widest > ((size_t)1 << 19) ? (size_t)widest : (size_t)1 << 19;
+    }
     bytes = dintattn__session_layout(s, NULL, &overflow);
     s->block = overflow ? NULL : dintattn__calloc(bytes + 64, 1);
     if (!s->block) {
@@ -2264,25 +2835,114 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
     s->hook_user = user;
 }
 
-/* One Q or K projection of the chunk's n rows, in double, then RoPE at positions pos0.., then
-   rounded into Y (row stride ldy): dense W @ x, or Shared-DIFF base @ x + up[h] @ (down[h] @ x)
-   with base @ x already in `base_x`. */
-static void dintattn__project_qk(dintattn_session *s, int n, int pos0, const double *W, const double *base_x,
-                                 const double *down, const double *up, int heads, float *Y, int ldy)
+/* --- weight products: GEMM over a prefill chunk, matrix-vector rows across threads in decode -- */
+
+/* Decode: thread tid of n_tid computes its share of the rows of all s->jobs. */
+static void dintattn__matvec_worker(void *arg, int tid, int n_tid)
+{
+    dintattn_session *s = (dintattn_session *)arg;
+    size_t total = 0, base = 0, lo, hi;
+    int k, r;
+    for (k = 0; k < s->n_jobs; k++) total += (size_t)s->jobs[k].M->rows;
+    lo = total * (size_t)tid / (size_t)n_tid;
+    hi = total * (size_t)(tid + 1) / (size_t)n_tid;
+    for (k = 0; k < s->n_jobs; base += (size_t)s->jobs[k].M->rows, k++) {
+        const dintattn__mm *j = &s->jobs[k];
+        int r0 = lo > base ? (int)(lo - base) : 0, r1 = hi - base < (size_t)j->M->rows ? (int)(hi - base) : j->M->rows;
+        if (hi <= base) break;
+        for (r = r0; r < r1; r++) {
+            if (j->y64) {
+                j->y64[r] = dintattn__rowdot64_any(s->simd, j->M, r, j->x);
+            } else {
+                float v = dintattn__rowdot_any(s->simd, j->M, r, j->x);
+                j->y[r] = j->add ? j->y[r] + v : v;
+            }
+        }
+    }
+}
+
+/* Prefill: one product over n > 1 rows by OpenBLAS. F32 matrices go to sgemm as they are; others
+   (and every Q/K matrix, for dgemm) are converted a tile of rows at a time into s->tile. */
+static void dintattn__gemm(dintattn_session *s, int n, const dintattn__mm *j)
+{
+    const dintattn__mat *M = j->M;
+    const int K = M->cols, N = M->rows, tr = (int)(s->tile_elems / (size_t)K);
+    float *tile = (float *)(void *)s->tile;
+    int r0, nr;
+    if (!j->y64 && M->type == DINTATTN__W_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, N, K, 1.0f, j->x, j->ldx, (const float *)M->w, K,
+                    j->add ? 1.0f : 0.0f, j->y, j->ldy);
+        return;
+    }
+    for (r0 = 0; r0 < N; r0 += nr) {
+        nr = N - r0 < tr ? N - r0 : tr;
+        if (j->y64) {
+            dintattn__mat_rows(M, r0, nr, NULL, s->tile);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nr, K, 1.0, j->x64, j->ldx, s->tile, K,
+                        j->add ? 1.0 : 0.0, j->y64 + r0, j->ldy);
+        } else {
+            dintattn__mat_rows(M, r0, nr, tile, NULL);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nr, K, 1.0f, j->x, j->ldx, tile, K,
+                        j->add ? 1.0f : 0.0f, j->y + r0, j->ldy);
+        }
+    }
+}
+
+/* Runs `count` products of the chunk's n rows. */
+static void dintattn__products(dintattn_session *s, int n, const dintattn__mm *jobs, int count)
+{
+    int k;
+    if (n > 1) {
+        for (k = 0; k < count; k++) dintattn__gemm(s, n, &jobs[k]);
+        return;
+    }
+    memcpy(s->jobs, jobs, sizeof *jobs * (size_t)count);
+    s->n_jobs = count;
+    dintattn__pool_run(s, dintattn__matvec_worker, s);
+}
+
+static dintattn__mm dintattn__job(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy, int add)
+{
+    dintattn__mm j;
+    memset(&j, 0, sizeof j);
+    j.M = M;
+    j.x = x;
+    j.ldx = ldx;
+    j.y = y;
+    j.ldy = ldy;
+    j.add = add;
+    return j;
+}
+
+/* x and x64 hold the same values (x64 for dgemm, x for the matrix-vector kernels). */
+static dintattn__mm dintattn__job64(const dintattn__mat *M, const float *x, const double *x64, double *y, int ldy)
+{
+    dintattn__mm j;
+    memset(&j, 0, sizeof j);
+    j.M = M;
+    j.x = x;
+    j.x64 = x64;
+    j.ldx = M->cols;
+    j.y64 = y;
+    j.ldy = ldy;
+    return j;
+}
+
+/* Finishes one Q or K projection of the chunk's n rows, `out` ([n][heads * d], double): for
+   factored Shared-DIFF first out = base + up[h] @ down[h] per head; then RoPE at positions
+   pos0.., then rounded into Y (row stride ldy). */
+static void dintattn__finish_qk(dintattn_session *s, int n, int pos0, double *out, const double *base_x,
+                                const double *down, const double *up, int heads, float *Y, int ldy)
 {
     const dintattn_config *c = &s->model->cfg;
-    const int D = c->dim, d = c->head_dim, r = c->qk_rank, half = d / 2, width = heads * d;
-    double *out = s->qk64;
+    const int d = c->head_dim, r = c->qk_rank, half = d / 2, width = heads * d;
     int t, h, k;
-    if (!s->model->qk_factored) {
-        dintattn__linear64(n, width, D, s->xn64, W, out, width, 0.0);
-    } else {
-        dintattn__linear64(n, heads * r, D, s->xn64, down, s->down, heads * r, 0.0);
+    if (s->model->qk_factored) {
         for (t = 0; t < n; t++)
             for (h = 0; h < heads; h++)
                 memcpy(out + (size_t)t * width + (size_t)h * d, base_x + (size_t)t * d, sizeof(double) * (size_t)d);
         for (h = 0; h < heads; h++)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, s->down + (size_t)h * r, heads * r,
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, down + (size_t)h * r, heads * r,
                         up + (size_t)h * d * r, r, 1.0, out + (size_t)h * d, width);
     }
     for (t = 0; t < n; t++) {
@@ -2293,30 +2953,50 @@ static void dintattn__project_qk(dintattn_session *s, int n, int pos0, const dou
     }
 }
 
-/* Projections of the chunk: q1, q2 into scratch; k1, k2, v into the cache at pos0. */
+/* Projections of the chunk: q1, q2 into scratch; k1, k2, v into the cache at pos0. The Q/K
+   products (or Shared-DIFF's base and down products) and V run as one batch. */
 static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
 {
     const dintattn_model *m = s->model;
     const dintattn_config *c = &m->cfg;
     const dintattn__layer *L = &m->layers[l];
-    const int D = c->dim, d = c->head_dim;
-    const size_t T = (size_t)s->n_ctx, ks1 = (size_t)c->n_k1_heads * d, ks2 = (size_t)c->n_k2_heads * d;
+    const int D = c->dim, d = c->head_dim, r = c->qk_rank, diff = c->attention != DINTATTN_ATTN_STANDARD;
+    const int heads[4] = {c->n_heads, c->n_k1_heads, c->n_q2_heads, c->n_k2_heads};
+    const size_t T = (size_t)s->n_ctx, ks1 = (size_t)heads[1] * d, ks2 = (size_t)heads[3] * d;
     const size_t vs = (size_t)c->n_v_heads * c->v_head_dim;
-    float *k1 = s->k1 + (l * T + (size_t)pos0) * ks1, *k2 = s->k2 + (l * T + (size_t)pos0) * ks2;
+    const dintattn__mat *dense[4] = {&L->wq1, &L->wk1, &L->wq2, &L->wk2};
+    const dintattn__mat *downs[4] = {&L->q1_down, &L->k1_down, &L->q2_down, &L->k2_down};
+    const double *ups[4] = {L->q1_up, L->k1_up, L->q2_up, L->k2_up};
+    float *dst[4];
+    int ld[4], nproj = diff ? 4 : 2, k, nj = 0;
+    double *out[4], *down[4];
+    dintattn__mm jobs[8];
     size_t i;
-    for (i = 0; i < (size_t)n * D; i++) s->xn64[i] = s->xn[i];
+    dst[0] = s->q1;
+    dst[1] = s->k1 + (l * T + (size_t)pos0) * ks1;
+    dst[2] = s->q2;
+    dst[3] = s->k2 + (l * T + (size_t)pos0) * ks2;
+    out[0] = s->qk64;
+    down[0] = s->down;
+    for (k = 0; k < 4; k++) {
+        ld[k] = heads[k] * d;
+        if (k) out[k] = out[k - 1] + (size_t)n * heads[k - 1] * d;
+        if (k && s->down) down[k] = down[k - 1] + (size_t)n * heads[k - 1] * r;
+    }
+    if (n > 1)
+        for (i = 0; i < (size_t)n * D; i++) s->xn64[i] = s->xn[i];
     if (m->qk_factored) {
-        dintattn__linear64(n, d, D, s->xn64, L->q_base, s->q_base, d, 0.0);
-        dintattn__linear64(n, d, D, s->xn64, L->k_base, s->k_base, d, 0.0);
+        jobs[nj++] = dintattn__job64(&L->q_base, s->xn, s->xn64, s->q_base, d);
+        jobs[nj++] = dintattn__job64(&L->k_base, s->xn, s->xn64, s->k_base, d);
     }
-    dintattn__project_qk(s, n, pos0, L->wq1, s->q_base, L->q1_down, L->q1_up, c->n_heads, s->q1, c->n_heads * d);
-    dintattn__project_qk(s, n, pos0, L->wk1, s->k_base, L->k1_down, L->k1_up, c->n_k1_heads, k1, (int)ks1);
-    if (c->attention != DINTATTN_ATTN_STANDARD) {
-        dintattn__project_qk(s, n, pos0, L->wq2, s->q_base, L->q2_down, L->q2_up, c->n_q2_heads, s->q2,
-                             c->n_q2_heads * d);
-        dintattn__project_qk(s, n, pos0, L->wk2, s->k_base, L->k2_down, L->k2_up, c->n_k2_heads, k2, (int)ks2);
-    }
-    dintattn__linear(n, (int)vs, D, s->xn, D, L->wv, s->v + (l * T + (size_t)pos0) * vs, (int)vs, 0.0f);
+    for (k = 0; k < nproj; k++)
+        jobs[nj++] = m->qk_factored ? dintattn__job64(downs[k], s->xn, s->xn64, down[k], heads[k] * r)
+                                    : dintattn__job64(dense[k], s->xn, s->xn64, out[k], ld[k]);
+    jobs[nj++] = dintattn__job(&L->wv, s->xn, D, s->v + (l * T + (size_t)pos0) * vs, (int)vs, 0);
+    dintattn__products(s, n, jobs, nj);
+    for (k = 0; k < nproj; k++)
+        dintattn__finish_qk(s, n, pos0, out[k], k % 2 ? s->k_base : s->q_base, down[k], ups[k], heads[k], dst[k],
+                            ld[k]);
 }
 
 /* x += Attn(RMSNorm(x)) for the chunk's n tokens at positions pos0.. */
@@ -2325,13 +3005,15 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     const dintattn_config *c = &s->model->cfg;
     const dintattn__layer *L = &s->model->layers[l];
     const int D = c->dim, HV = c->n_heads * c->v_head_dim;
+    dintattn__mm jo;
     dintattn__rmsnorm_rows(s->xn, s->x, L->attn_norm, n, D, c->norm_eps);
     dintattn__project(s, l, n, pos0);
     s->job_layer = l;
     s->job_n = n;
     s->job_pos0 = pos0;
     dintattn__pool_run(s, dintattn__attend_heads, s);
-    dintattn__linear(n, D, HV, s->att, HV, L->wo, s->x, D, 1.0f);
+    jo = dintattn__job(&L->wo, s->att, HV, s->x, D, 1);
+    dintattn__products(s, n, &jo, 1);
 }
 
 /* x += w_down @ (act(w_gate @ h) * (w_up @ h)), h = RMSNorm(x). */
@@ -2340,16 +3022,19 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
     const dintattn_config *c = &s->model->cfg;
     const dintattn__layer *L = &s->model->layers[l];
     const int D = c->dim, F = c->hidden_dim;
+    dintattn__mm jobs[2];
     int t;
     dintattn__rmsnorm_rows(s->xn, s->x, L->ffn_norm, n, D, c->norm_eps);
-    dintattn__linear(n, F, D, s->xn, D, L->w_gate, s->gate, F, 0.0f);
-    dintattn__linear(n, F, D, s->xn, D, L->w_up, s->up, F, 0.0f);
+    jobs[0] = dintattn__job(&L->w_gate, s->xn, D, s->gate, F, 0);
+    jobs[1] = dintattn__job(&L->w_up, s->xn, D, s->up, F, 0);
+    dintattn__products(s, n, jobs, 2);
     if (c->ffn_act == DINTATTN_FFN_SILU)
         dintattn__swiglu(s->gate, s->up, (size_t)n * F);
     else
         for (t = 0; t < n; t++)
             dintattn__polynorm(s->gate + (size_t)t * F, s->up + (size_t)t * F, F, L->act_weight, L->act_bias);
-    dintattn__linear(n, D, F, s->gate, F, L->w_down, s->x, D, 1.0f);
+    jobs[0] = dintattn__job(&L->w_down, s->gate, F, s->x, D, 1);
+    dintattn__products(s, n, jobs, 1);
 }
 
 /* Runs n <= n_batch tokens; writes logits of all rows (all) or of the last row to `logits`. */
@@ -2358,9 +3043,9 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
     const dintattn_model *m = s->model;
     const dintattn_config *c = &m->cfg;
     const int D = c->dim, V = c->vocab_size;
+    dintattn__mm jo;
     int t, l;
-    for (t = 0; t < n; t++)
-        memcpy(s->x + (size_t)t * D, m->tok_embeddings + (size_t)tokens[t] * D, sizeof(float) * (size_t)D);
+    for (t = 0; t < n; t++) dintattn__mat_rows(&m->tok_embeddings, tokens[t], 1, s->x + (size_t)t * D, NULL);
     for (l = 0; l < c->n_layers; l++) {
         dintattn__attention_block(s, l, n, s->pos);
         dintattn__ffn_block(s, l, n);
@@ -2369,11 +3054,12 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
     if (!logits) return;
     if (all) {
         dintattn__rmsnorm_rows(s->xn, s->x, m->norm, n, D, c->norm_eps);
-        dintattn__linear(n, V, D, s->xn, D, m->output, logits, V, 0.0f);
     } else {
         dintattn__rmsnorm(s->xn, s->x + (size_t)(n - 1) * D, m->norm, D, c->norm_eps);
-        dintattn__linear(1, V, D, s->xn, D, m->output, logits, V, 0.0f);
+        n = 1;
     }
+    jo = dintattn__job(&m->output, s->xn, D, logits, V, 0);
+    dintattn__products(s, n, &jo, 1);
 }
 
 DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *s, const int *tokens, int n, float *logits,

@@ -1,18 +1,19 @@
 /* bench: how fast a model runs, next to what this machine can do, measured in the same run.
 
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
-                      [--weights f32|bf16|q8] [--json]
+                      [--weights file|f32|bf16|q8] [--json]
 
-   Measures, for MODEL (default models/dint-kjv.safetensors):
-     load      seconds in dintattn_model_load (maps the file, converts weights to the engine's
-               precision);
+   Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
+   --weights says (file: as stored, read in place; f32, bf16, q8: converted at load):
+     load      seconds in dintattn_model_load;
      prefill   tokens/s of one dintattn_prefill over an N-token prompt (default 512; clamped so
                that N + M fits in the model's context), logits of the last token only;
      decode    tokens/s of M dintattn_decode calls after it (default 128), each fed the argmax of
                the previous logits (the argmax is outside the timed region);
    and, on the same T threads (default 2: session n_threads and openblas_set_num_threads):
      bandwidth the machine's memory read bandwidth: T pthreads sum the floats of a 1 GiB buffer
-               (far larger than any cache), best of 5 passes, GB/s = 1e9 bytes/s;
+               (far larger than any cache) in 32-byte vector loads, best of 5 passes, GB/s = 1e9
+               bytes/s;
      sgemm     cblas_sgemm GFLOP/s at the model's prefill shapes: C[M x Nout] = A[M x K] B^T with
                M = N prompt tokens and (K, Nout) each weight matrix of a layer (Q1/K1/Q2/K2 of
                K = dim and Nout = heads * head_dim, or the Shared-DIFF base/down/up shapes when the
@@ -20,26 +21,22 @@
                K = hidden_dim), best of 3 per shape; the figure is sum(FLOPs) / sum(seconds) over
                the layer's matrices, i.e. the FLOP-weighted (harmonic) average rate.
    From those:
-     weight bytes per decoded token: every weight read once per token at the precision the
-               engine holds it in today (every tensor f32 = 4 bytes, Q/K projection matrices
-               double = 8 bytes, see dintattn__layer in dintattn.h):
-                 per layer  8 * QK + 4 * (n_v*dv*D + D*H*dv + 3*F*D) + 4 * 2*D (attn/ffn norms)
-                            + 4 * dv (head norm, x2 with a GroupNorm bias) + 16 (PolyNorm)
-                   QK = (H + n_k1 + n_q2 + n_k2) * d * D          (dense or merged Shared-DIFF)
-                   QK = 2*d*D + (H + n_k1 + n_q2 + n_k2) * r * (D + d)  (factored Shared-DIFF)
-                 plus      4 * D (final norm) + 4 * V * D (LM head)
-                           + 4 * D (the token's embedding row; already inside the LM head when tied)
-               (the lambda vectors are folded into one scalar per layer at load: not read; a
-               per-head head-norm weight [H*dv] is counted as [dv]: at most a few KiB off)
+     weight bytes per decoded token: dintattn_model_weight_bytes, every matrix at the precision it
+               is held in (q8: 1 byte a weight + a 4-byte scale per 32), the norm vectors and one
+               embedding row;
      decode roofline fraction = (weight bytes per token / bandwidth) / (seconds per decoded token)
      prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s, where the model FLOPs are
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
                + 2 * V * D (LM head, last token). Attention FLOPs (q.k and W.v over the causal
                triangle, N(N+1)/2 pairs per head) are printed separately and not in the ratio.
+   With --weights bf16 or q8 it also loads the file with f32 weights and runs the first
+   min(N, 128) prompt tokens through both: the relative RMS and largest change of the logits, the
+   mean KL divergence (f32 || converted) per position, how often the argmax agrees, and the
+   perplexity of the prompt's next tokens under each (the prompt is random: the perplexities
+   themselves mean little, their difference is the quality change).
 
-   --json prints one JSON object with all of it. --weights f32 is the only precision the engine
-   computes in today; bf16 and q8 are refused (exit 2). --batch B sets the session's n_batch
-   (tokens per internal prefill step; 0 = the engine's default, min(n_ctx, 256)).
+   --json prints one JSON object with all of it. --batch B sets the session's n_batch (tokens
+   per internal prefill step; 0 = the engine's default, min(n_ctx, 256)).
    Errors: one line on stderr, exit 1 (2 for usage). */
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
@@ -48,6 +45,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,20 +58,23 @@
 #define GEMM_REPS 3
 
 static const char *usage =
-    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B] [--weights f32|bf16|q8] [--json]\n"
+    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B] [--weights file|f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
     "  --gen M       tokens decoded after the prompt (default 128)\n"
     "  --threads T   session threads and OpenBLAS threads; also the bandwidth test (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the engine's default)\n"
-    "  --weights W   weight precision: f32 (bf16 and q8 are not supported yet)\n"
+    "  --weights W   file (default: as stored), f32, bf16 or q8 (converted at load)\n"
     "  --json        print one JSON object instead of the text report\n"
     "  -h, --help    this text\n";
 
 typedef struct args {
     const char *model;
     int prompt, gen, threads, batch, json;
+    dintattn_weights weights;
 } args;
+
+static const char *weights_name[] = {"file", "f32", "bf16", "q8"};
 
 static int fail(const char *what, const char *detail)
 {
@@ -129,13 +130,14 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(o, "--weights")) {
             const char *w = argv[++i];
-            if (!strcmp(w, "f32")) continue;
-            if (!strcmp(w, "bf16") || !strcmp(w, "q8")) {
-                fprintf(stderr, "bench: --weights %s is not supported yet: the engine computes in f32 only\n", w);
-                return 2;
+            int k;
+            for (k = 0; k < 4 && strcmp(w, weights_name[k]); k++) continue;
+            if (k == 4) {
+                fprintf(stderr, "bench: --weights must be file, f32, bf16 or q8, not '%s'\n", w);
+                return 1;
             }
-            fprintf(stderr, "bench: --weights must be f32, bf16 or q8, not '%s'\n", w);
-            return 1;
+            a->weights = (dintattn_weights)k;
+            continue;
         }
         if (!strcmp(o, "--prompt")) dst = &a->prompt;
         else if (!strcmp(o, "--gen")) dst = &a->gen;
@@ -158,21 +160,44 @@ typedef struct bw_job {
     double sum;
 } bw_job;
 
+/* Sums n floats (n a multiple of 32) in 32-byte vectors, four sums in flight: the widest plain
+   loads, so that the loop waits on memory rather than on itself. */
+typedef float bw_v8 __attribute__((vector_size(32)));
+#define BW_SUM_BODY                                                                                    \
+    const bw_v8 *v = (const bw_v8 *)(const void *)p;                                                   \
+    bw_v8 a = {0}, b = {0}, c = {0}, d = {0};                                                          \
+    size_t i;                                                                                          \
+    double t = 0;                                                                                      \
+    int k;                                                                                             \
+    for (i = 0; i + 4 <= n / 8; i += 4) {                                                              \
+        a += v[i];                                                                                     \
+        b += v[i + 1];                                                                                 \
+        c += v[i + 2];                                                                                 \
+        d += v[i + 3];                                                                                 \
+    }                                                                                                  \
+    a += b + c + d;                                                                                    \
+    for (k = 0; k < 8; k++) t += a[k];                                                                 \
+    return t;
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static double bw_sum_avx2(const float *p, size_t n) { BW_SUM_BODY }
+#endif
+static double bw_sum(const float *p, size_t n) { BW_SUM_BODY }
+
 static void *bw_worker(void *arg)
 {
     bw_job *j = (bw_job *)arg;
-    /* 16 independent sums: enough adds in flight that the loop waits on memory, not on itself */
-    float s[16] = {0};
-    size_t i, k;
+    size_t i;
     if (j->fill) {
         for (i = 0; i < j->n; i++) j->p[i] = (float)(i & 7) * 0.125f;
         return NULL;
     }
-    for (i = 0; i + 16 <= j->n; i += 16)
-        for (k = 0; k < 16; k++) s[k] += j->p[i + k];
-    for (; i < j->n; i++) s[0] += j->p[i];
-    j->sum = 0;
-    for (k = 0; k < 16; k++) j->sum += s[k];
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+        j->sum = bw_sum_avx2(j->p, j->n);
+        return NULL;
+    }
+#endif
+    j->sum = bw_sum(j->p, j->n);
     return NULL;
 }
 
@@ -181,12 +206,12 @@ static double bw_pass(float *buf, size_t n, int T, int fill, double *sum)
 {
     pthread_t tid[1024];
     bw_job job[1024];
-    size_t per = (n / (size_t)T) & ~(size_t)15;
+    size_t per = (n / (size_t)T) & ~(size_t)31;
     double t0, t1;
     int i, started = 0, ok = 1;
     for (i = 0; i < T; i++) {
         job[i].p = buf + per * (size_t)i;
-        job[i].n = i == T - 1 ? n - per * (size_t)i : per;
+        job[i].n = i == T - 1 ? (n - per * (size_t)i) & ~(size_t)31 : per;
         job[i].fill = fill;
         job[i].sum = 0;
     }
@@ -210,8 +235,10 @@ static double measure_bandwidth(int T, double *checksum, size_t *used)
     float *buf = NULL;
     double best = 0;
     int p;
-    while (bytes >= ((size_t)1 << 28) && !(buf = (float *)malloc(bytes))) bytes /= 2;
-    if (!buf) return 0;
+    void *mem = NULL;
+    while (bytes >= ((size_t)1 << 28) && posix_memalign(&mem, 64, bytes) != 0) bytes /= 2;
+    if (!mem) return 0;
+    buf = (float *)mem;
     n = bytes / sizeof(float);
     *used = bytes;
     if (bw_pass(buf, n, T, 1, checksum) < 0) { free(buf); return 0; }  /* first touch, pages in */
@@ -318,20 +345,99 @@ static double measure_sgemm(const shape *s, int ns, int M)
 
 /* ---- the model's own numbers -------------------------------------------------------------- */
 
-/* Bytes of weights read per decoded token, at the engine's precision (see the top comment). */
-static double weight_bytes_per_token(const dintattn_config *c, int factored)
+/* ---- quality of converted weights: logits against an f32 load of the same file ------------ */
+
+typedef struct quality {
+    int tokens;
+    double rel_rms, max_abs, kl, top1, ppl_ref, ppl;
+} quality;
+
+static int argmax(const float *x, int n)
 {
-    double D = c->dim, d = c->head_dim, dv = c->v_head_dim, H = c->n_heads, F = c->hidden_dim;
-    double V = c->vocab_size, r = c->qk_rank, qk, layer, total;
-    int diff = c->attention != DINTATTN_ATTN_STANDARD;
-    double heads = H + c->n_k1_heads + (diff ? c->n_q2_heads + c->n_k2_heads : 0);
-    qk = factored ? 2 * d * D + heads * r * (D + d) : heads * d * D;
-    layer = 8 * qk + 4 * (c->n_v_heads * dv * D + D * H * dv + 3 * F * D) + 4 * 2 * D;
-    if (c->head_norm) layer += 4 * dv * (c->head_norm_type == DINTATTN_HEADNORM_GROUP ? 2 : 1);
-    if (c->ffn_act == DINTATTN_FFN_POLYNORM) layer += 16;
-    total = c->n_layers * layer + 4 * D + 4 * V * D;
-    if (!c->tie_embeddings) total += 4 * D;
-    return total;
+    int i, best = 0;
+    for (i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* log-softmax of x[n] into out */
+static void log_softmax(const float *x, int n, double *out)
+{
+    double mx = x[0], sum = 0;
+    int i;
+    for (i = 1; i < n; i++)
+        if (x[i] > mx) mx = x[i];
+    for (i = 0; i < n; i++) sum += exp(x[i] - mx);
+    for (i = 0; i < n; i++) out[i] = x[i] - mx - log(sum);
+}
+
+/* Runs the first q prompt tokens through `test` and through an f32 load of the file, and compares
+   every position's logits. Returns 0, or 1 with a message printed. */
+static int measure_quality(const char *path, const dintattn_model *test, const int *prompt, int q, int threads,
+                           quality *out)
+{
+    dintattn_load_options lo;
+    dintattn_session_options so;
+    dintattn_model *ref = NULL;
+    dintattn_session *s = NULL;
+    dintattn_error err;
+    const int V = dintattn_model_config(test)->vocab_size;
+    float *a = (float *)malloc(sizeof(float) * (size_t)q * V), *b = (float *)malloc(sizeof(float) * (size_t)q * V);
+    double *la = (double *)malloc(sizeof(double) * V), *lb = (double *)malloc(sizeof(double) * V);
+    double se = 0, sr = 0, nll_a = 0, nll_b = 0;
+    int t, i, agree = 0, rc = 1;
+    memset(&lo, 0, sizeof lo);
+    lo.weights = DINTATTN_WEIGHTS_F32;
+    memset(&so, 0, sizeof so);
+    so.n_ctx = q;
+    so.n_threads = threads;
+    memset(out, 0, sizeof *out);
+    if (!a || !b || !la || !lb) goto done;
+    if (dintattn_model_load(path, &lo, &ref, &err) || dintattn_session_new(ref, &so, &s, &err) ||
+        dintattn_prefill(s, prompt, q, a, 1, &err)) {
+        fail("quality: f32 reference", err.message);
+        goto done;
+    }
+    dintattn_session_free(s);
+    s = NULL;
+    if (dintattn_session_new(test, &so, &s, &err) || dintattn_prefill(s, prompt, q, b, 1, &err)) {
+        fail("quality", err.message);
+        goto done;
+    }
+    for (t = 0; t < q; t++) {
+        const float *x = a + (size_t)t * V, *y = b + (size_t)t * V;
+        double kl = 0;
+        log_softmax(x, V, la);
+        log_softmax(y, V, lb);
+        for (i = 0; i < V; i++) {
+            double d = (double)x[i] - y[i];
+            se += d * d;
+            sr += (double)x[i] * x[i];
+            if (fabs(d) > out->max_abs) out->max_abs = fabs(d);
+            kl += exp(la[i]) * (la[i] - lb[i]);
+        }
+        out->kl += kl / q;
+        agree += argmax(x, V) == argmax(y, V);
+        if (t + 1 < q) {
+            nll_a -= la[prompt[t + 1]];
+            nll_b -= lb[prompt[t + 1]];
+        }
+    }
+    out->tokens = q;
+    out->rel_rms = sr > 0 ? sqrt(se / sr) : 0;
+    out->top1 = (double)agree / q;
+    out->ppl_ref = q > 1 ? exp(nll_a / (q - 1)) : 0;
+    out->ppl = q > 1 ? exp(nll_b / (q - 1)) : 0;
+    rc = 0;
+done:
+    if (rc && !(a && b && la && lb)) fail("quality: out of memory", NULL);
+    dintattn_session_free(s);
+    dintattn_model_free(ref);
+    free(a);
+    free(b);
+    free(la);
+    free(lb);
+    return rc;
 }
 
 /* Every parameter of the file (as stored, before any merge). */
@@ -368,14 +474,6 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-static int argmax(const float *x, int n)
-{
-    int i, best = 0;
-    for (i = 1; i < n; i++)
-        if (x[i] > x[best]) best = i;
-    return best;
-}
-
 int main(int argc, char **argv)
 {
     args a;
@@ -383,7 +481,9 @@ int main(int argc, char **argv)
     dintattn_model *model = NULL;
     dintattn_session *sess = NULL;
     dintattn_session_options so;
+    dintattn_load_options lo;
     const dintattn_config *c;
+    quality qual;
     shape shapes[32];
     int ns, factored, N, M, ctx, i, tok, rc;
     int *prompt = NULL;
@@ -397,7 +497,9 @@ int main(int argc, char **argv)
     openblas_set_num_threads(a.threads);
 
     t0 = now();
-    if (dintattn_model_load(a.model, NULL, &model, &err) != DINTATTN_OK) return fail(a.model, err.message);
+    memset(&lo, 0, sizeof lo);
+    lo.weights = a.weights;
+    if (dintattn_model_load(a.model, &lo, &model, &err) != DINTATTN_OK) return fail(a.model, err.message);
     load_s = now() - t0;
     c = dintattn_model_config(model);
     factored = dintattn_model_qk_factored(model);
@@ -459,6 +561,14 @@ int main(int argc, char **argv)
     dintattn_session_free(sess);
     sess = NULL;
 
+    /* what bf16 / q8 weights change, against f32 weights */
+    memset(&qual, 0, sizeof qual);
+    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8) &&
+        measure_quality(a.model, model, prompt, N < 128 ? N : 128, a.threads, &qual)) {
+        rc = 1;
+        goto done;
+    }
+
     /* the machine, on the same threads */
     bw = measure_bandwidth(a.threads, &checksum, &bw_bytes);
     if (bw <= 0) {
@@ -472,7 +582,7 @@ int main(int argc, char **argv)
         goto done;
     }
 
-    wbytes = weight_bytes_per_token(c, factored);
+    wbytes = (double)dintattn_model_weight_bytes(model);
     params = model_params(c);
     mparams = layer_matrix_params(shapes, ns) * c->n_layers;
     model_flops = 2.0 * N * mparams + 2.0 * c->vocab_size * c->dim;
@@ -488,19 +598,22 @@ int main(int argc, char **argv)
             printf(", \"attention\": \"%s\", \"qk_rank\": %d, \"qk_factored\": %d, \"dim\": %d, \"n_layers\": %d, "
                    "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
                    "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
-                   "\"max_seq_len\": %d, \"params\": %.0f, \"weights\": \"f32\", \"threads\": %d, \"n_batch\": %d, "
+                   "\"max_seq_len\": %d, \"params\": %.0f, \"weights\": \"%s\", \"threads\": %d, \"n_batch\": %d, "
                    "\"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, \"prefill_s\": %.6f, "
                    "\"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
                    "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"sgemm_gflop_s\": %.3f, "
                    "\"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
-                   "\"decode_roofline_fraction\": %.4f, \"prefill_gemm_fraction\": %.4f}\n",
+                   "\"decode_roofline_fraction\": %.4f, \"prefill_gemm_fraction\": %.4f, "
+                   "\"quality_tokens\": %d, \"logit_rel_rms\": %.6g, \"logit_max_abs\": %.6g, \"kl_nats\": %.6g, "
+                   "\"top1_agree\": %.4f, \"ppl_f32\": %.6g, \"ppl\": %.6g}\n",
                    c->attention == DINTATTN_ATTN_STANDARD ? "standard"
                    : c->attention == DINTATTN_ATTN_DIFF   ? "diff"
                                                           : "dint",
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, a.threads, a.batch, N, M, load_s, prefill_s, pre_tok_s, decode_s,
-                   dec_tok_s, wbytes, bw, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, gfrac);
+                   c->max_seq_len, params, weights_name[a.weights], a.threads, a.batch, N, M, load_s, prefill_s, pre_tok_s, decode_s,
+                   dec_tok_s, wbytes, bw, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, gfrac,
+                   qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, qual.top1, qual.ppl_ref, qual.ppl);
         } else {
             printf("model      %s\n", a.model);
             printf("config     %s, dim %d, %d layers, %d heads of %d (v %d), k1/q2/k2/v heads %d/%d/%d/%d, "
@@ -508,7 +621,8 @@ int main(int argc, char **argv)
                    attention_name(c), c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim, c->n_k1_heads,
                    c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->qk_rank, factored ? " (factored)" : "",
                    c->hidden_dim, c->vocab_size, c->max_seq_len, params / 1e6);
-            printf("threads    %d (session and OpenBLAS), weights f32 (Q/K in double)\n", a.threads);
+            printf("threads    %d (session and OpenBLAS); weights %s%s (Q/K accumulate in double)\n", a.threads,
+                   weights_name[a.weights], a.weights ? " (converted at load)" : " (as stored)");
             printf("load       %.3f s\n", load_s);
             printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
                    "(%.3f GFLOP; attention adds %.3f GFLOP, not counted)\n",
@@ -522,6 +636,11 @@ int main(int argc, char **argv)
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit)\n", roof,
                    1e3 * wbytes / (bw * 1e9));
             printf("prefill GEMM fraction     %.3f\n", gfrac);
+            if (qual.tokens)
+                printf("quality    %s vs f32 weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
+                       "%.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt perplexity %.4g vs %.4g\n",
+                       weights_name[a.weights], qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1,
+                       qual.ppl, qual.ppl_ref);
         }
     }
     rc = checksum < 0 ? 1 : 0;  /* the bandwidth sums are used, so the reads cannot be dropped */
