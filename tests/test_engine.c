@@ -17,8 +17,23 @@
 /* the engine against itself, run another way */
 #define TOL_SELF 1e-5
 
-static fixture fx[MAX_FIXTURES], pairs[MAX_FIXTURES];
-static int n_fx, n_pairs;
+static fixture fx[MAX_FIXTURES], pairs[MAX_FIXTURES], conv[MAX_FIXTURES];
+static int n_fx, n_pairs, n_conv;
+
+/* converted.txt: "NAME IDS" per line, as manifest.txt (fixtures for dintattn_load_options.weights) */
+static int read_converted(fixture *out)
+{
+    FILE *f = fopen(FIXTURES "converted.txt", "r");
+    char ids[1024];
+    int n = 0;
+    if (!f) return 0;
+    while (n < MAX_FIXTURES && fscanf(f, "%95s %1023s", out[n].name, ids) == 2) {
+        out[n].n = parse_ids(ids, out[n].ids);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
 
 static dintattn_session *session(const dintattn_model *m, int n_batch, int n_threads)
 {
@@ -147,6 +162,144 @@ static void test_grouped_and_low_rank_equal_their_expanded_twins(void **state)
         free(lb);
         dintattn_model_free(a);
         dintattn_model_free(b);
+    }
+}
+
+/* --- weights converted at load (dintattn_load_options.weights) ----------------------------- */
+
+static dintattn_model *load_weights(const char *name, dintattn_weights w)
+{
+    char path[256];
+    dintattn_model *m = NULL;
+    dintattn_error err;
+    dintattn_load_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.weights = w;
+    fixture_path(path, sizeof path, name, ".safetensors");
+    if (dintattn_model_load(path, &opt, &m, &err) != DINTATTN_OK) fail_msg("%s: %s", name, err.message);
+    return m;
+}
+
+/* NAME + ext (.logits, .q8.logits, .bf16.logits), checked to hold N x vocab floats */
+static float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
+{
+    char path[256];
+    size_t size;
+    float *ref;
+    fixture_path(path, sizeof path, f->name, ext);
+    ref = (float *)read_file(path, &size);
+    if (!ref) fail_msg("cannot read %s", path);
+    assert_int_equal(size, sizeof(float) * (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size);
+    return ref;
+}
+
+/* Q8 and BF16 weights give the reference's logits for the same model with its matrices converted
+   the same way (tools/make_fixtures.py writes NAME.q8.logits and NAME.bf16.logits from a converted
+   copy), in one prefill and token by token (one thread and three: matrix-vector rows split). */
+static void test_converted_weights_match_reference(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_BF16};
+    static const char *const ext[] = {".q8.logits", ".bf16.logits"};
+    int f, k;
+    (void)state;
+    assert_true(n_conv >= 4);
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 2; k++) {
+            char what[64];
+            dintattn_model *m = load_weights(conv[f].name, how[k]);
+            float *ref = read_logits(&conv[f], ext[k], m), *got;
+            size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
+            snprintf(what, sizeof what, "%s prefill", ext[k] + 1);
+            got = run(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1);
+            expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
+            free(got);
+            snprintf(what, sizeof what, "%s decode", ext[k] + 1);
+            got = run(m, conv[f].ids, conv[f].n, 1, 0, 1);
+            expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
+            free(got);
+            snprintf(what, sizeof what, "%s decode, 3 threads", ext[k] + 1);
+            got = run(m, conv[f].ids, conv[f].n, 1, 0, 3);
+            expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
+            free(got);
+            free(ref);
+            dintattn_model_free(m);
+        }
+}
+
+/* weights = F32 on an F32 file reads it in place, exactly as FILE does: identical logits, and
+   both match the unconverted reference (NAME.logits). FILE copies no matrix of an F32 or BF16
+   file (only vectors may be copied). */
+static void test_f32_weights_equal_file_weights(void **state)
+{
+    int f, f32_files = 0;
+    (void)state;
+    for (f = 0; f < n_conv; f++) {
+        dintattn_model *a = load_weights(conv[f].name, DINTATTN_WEIGHTS_FILE);
+        float *ref = read_logits(&conv[f], ".logits", a);
+        size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(a)->vocab_size;
+        float *la = run(a, conv[f].ids, conv[f].n, conv[f].n, 0, 1), *da = run(a, conv[f].ids, conv[f].n, 1, 0, 1);
+        expect_close("file prefill", conv[f].name, la, ref, n, TOL_REFERENCE);
+        expect_close("file decode", conv[f].name, da, ref, n, TOL_REFERENCE);
+        assert_true(dintattn_model_owned_bytes(a) < dintattn_model_weight_bytes(a) / 10);
+        if (strstr(conv[f].name, "_f32")) {
+            dintattn_model *b = load_weights(conv[f].name, DINTATTN_WEIGHTS_F32);
+            float *lb = run(b, conv[f].ids, conv[f].n, conv[f].n, 0, 1), *db = run(b, conv[f].ids, conv[f].n, 1, 0, 1);
+            assert_memory_equal(la, lb, sizeof(float) * n);
+            assert_memory_equal(da, db, sizeof(float) * n);
+            assert_int_equal(dintattn_model_weight_bytes(a), dintattn_model_weight_bytes(b));
+            assert_true(dintattn_model_owned_bytes(b) < dintattn_model_weight_bytes(b) / 10);
+            free(lb);
+            free(db);
+            dintattn_model_free(b);
+            f32_files++;
+        }
+        free(ref);
+        free(la);
+        free(da);
+        dintattn_model_free(a);
+    }
+    assert_true(f32_files >= 3);
+}
+
+/* Q8 holds about 1.125 bytes per weight (int8 + one f32 scale per 32) against F32's 4, in memory
+   the model owns; matrices whose rows are not a multiple of 32 long (here only wo, rows of
+   n_heads * v_head_dim) stay at 4 bytes. */
+static void test_q8_weights_are_small(void **state)
+{
+    int f;
+    (void)state;
+    for (f = 0; f < n_conv; f++) {
+        dintattn_model *q = load_weights(conv[f].name, DINTATTN_WEIGHTS_Q8);
+        dintattn_model *w = load_weights(conv[f].name, DINTATTN_WEIGHTS_F32);
+        const dintattn_config *c = dintattn_model_config(w);
+        size_t qb = dintattn_model_weight_bytes(q), wb = dintattn_model_weight_bytes(w), kept = 0;
+        assert_true(c->dim % 32 == 0 && c->hidden_dim % 32 == 0);
+        if (c->n_heads * c->v_head_dim % 32)
+            kept = sizeof(float) * (size_t)c->n_layers * (size_t)c->dim * (size_t)(c->n_heads * c->v_head_dim);
+        if (!(qb < 0.35 * (double)(wb - kept) + (double)kept))
+            fail_msg("%s: q8 weight bytes %lu, f32 %lu (%lu of them not quantizable)", conv[f].name,
+                     (unsigned long)qb, (unsigned long)wb, (unsigned long)kept);
+        assert_true(dintattn_model_owned_bytes(q) > 0);
+        dintattn_model_free(q);
+        dintattn_model_free(w);
+    }
+}
+
+/* A weights value that is no dintattn_weights is refused, naming the option. */
+static void test_bad_weights_option_is_refused(void **state)
+{
+    static const int bad[] = {7, DINTATTN_WEIGHTS_Q8 + 1, -1};
+    int k;
+    (void)state;
+    for (k = 0; k < 3; k++) {
+        dintattn_model *m = (dintattn_model *)&m; /* anything but NULL: a refused load sets it to NULL */
+        dintattn_error err;
+        dintattn_load_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.weights = (dintattn_weights)bad[k];
+        assert_int_equal(dintattn_model_load(FIXTURES "dint_softmax_f32.safetensors", &opt, &m, &err), DINTATTN_ERR_ARG);
+        assert_null(m);
+        assert_non_null(strstr(err.message, "weights"));
     }
 }
 
@@ -377,6 +530,10 @@ int main(void)
         cmocka_unit_test(test_shared_diff_merged_matches_reference),
         cmocka_unit_test(test_shared_diff_auto_picks_cheaper_form),
         cmocka_unit_test(test_grouped_and_low_rank_equal_their_expanded_twins),
+        cmocka_unit_test(test_converted_weights_match_reference),
+        cmocka_unit_test(test_f32_weights_equal_file_weights),
+        cmocka_unit_test(test_q8_weights_are_small),
+        cmocka_unit_test(test_bad_weights_option_is_refused),
         cmocka_unit_test(test_dint_rows_sum_to_one),
         cmocka_unit_test(test_appending_tokens_keeps_past_logits),
         cmocka_unit_test(test_multi_turn_and_reset),
@@ -387,6 +544,7 @@ int main(void)
     };
     n_fx = read_fixtures(fx, 0);
     n_pairs = read_fixtures(pairs, 1);
+    n_conv = read_converted(conv);
     if (n_fx == 0) {
         fprintf(stderr, "no fixtures: run from the repository root\n");
         return 1;

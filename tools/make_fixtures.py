@@ -9,18 +9,28 @@ Writes, for every fixture NAME below:
     tests/fixtures/NAME.safetensors   the model (tools/make_model.py)
     tests/fixtures/NAME.logits        reference logits, little-endian float32 [N, vocab_size],
                                       from tools/reference.py: reference.forward(path, ids)
-and two lists, one entry per line, fields separated by single spaces:
+and, for every converted-weights fixture NAME (CONVERTED below: the load option
+dintattn_load_options.weights), besides NAME.safetensors and NAME.logits as above:
+    tests/fixtures/NAME.q8.logits     reference logits of the model with every weight matrix
+    tests/fixtures/NAME.bf16.logits   converted as the engine converts it at load (weights = Q8,
+                                      weights = BF16; see convert_matrix), written to a temporary
+                                      F32 file and run through reference.forward
+and three lists, one entry per line, fields separated by single spaces:
     tests/fixtures/manifest.txt       NAME IDS        (IDS: comma-separated token ids, N of them)
     tests/fixtures/pairs.txt          A B IDS         (A.safetensors and B.safetensors are the
                                                        same model written two ways: their logits
                                                        must agree; no .logits file for B)
+    tests/fixtures/converted.txt      NAME IDS        (the converted-weights fixtures; not in
+                                                       manifest.txt)
 NAME/A/B are file names without the .safetensors extension.
 
 Every fixture is checked before it is written: logits finite, varying across positions and
 vocabulary, and (where a fixture names a contrast) clearly different from the same weights under
 the contrasting config, so each fixture really exercises the option it is named for.  Pairs are
-checked to agree under the reference.  Seeds derive from the names, so adding a fixture does not
-change the others.
+checked to agree under the reference.  Converted-weights fixtures are checked to move the logits
+measurably under Q8 (so a test that ignores the option fails) but only by a few percent (so the
+conversion is the intended one), and BF16 of an F32 file likewise.  Seeds derive from the names,
+so adding a fixture does not change the others.
 """
 
 import json
@@ -160,6 +170,75 @@ PAIRS = [
 ]
 REWRITE = {"expanded": make_model.expand_grouped, "merged": make_model.merge_low_rank}
 
+# Converted-weights fixtures (dintattn_load_options.weights = Q8 / BF16): the matrices' rows are
+# a multiple of 32 long (dim 64, hidden_dim 96, n_heads * v_head_dim = 64), so Q8 quantizes them;
+# w_down's rows are 3 blocks. Except in conv_standard_gqa_dv12_f32, whose wo rows are 4 * 12 = 48
+# long: Q8 leaves wo as stored. No Shared-DIFF: merged at load, it would quantize the merged
+# matrices.
+S64 = dict(dim=64, n_layers=2, vocab_size=67, hidden_dim=96, max_seq_len=32,
+           n_heads=4, head_dim=8, v_head_dim=16)   # 4 heads of 8, values of 16
+CONVERTED = [
+    F("conv_dint_grouped_gqa_f32",
+      dict(S64, attention="dint", integral="softmax", n_k1_heads=2, n_q2_heads=2, n_k2_heads=2,
+           n_v_heads=2), "f32"),
+    F("conv_diff_rope_polynorm_f32",
+      dict(S64, vocab_size=71, attention="diff", rope="interleaved", ffn_act="polynorm"), "f32"),
+    F("conv_standard_gqa_dv12_f32",
+      dict(S64, vocab_size=65, attention="standard", head_dim=12, v_head_dim=12, n_k1_heads=2,
+           n_v_heads=2, rope="halves"), "f32"),
+    F("conv_dint_mean_groupnorm_bf16",
+      dict(S64, vocab_size=69, attention="dint", integral="mean", head_norm_type="group",
+           rope="halves"), "bf16"),
+]
+
+# The tensors dintattn_load_options.weights converts; everything else (norm and lambda vectors,
+# head_norm, act_weight/act_bias, Shared-DIFF *_up factors) stays as stored.
+MATRICES = {"tok_embeddings.weight", "output.weight"}
+LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
+                                        "q1_down", "k1_down", "q2_down", "k2_down")} | \
+                 {"ffn.w_gate", "ffn.w_up", "ffn.w_down"}
+
+
+def is_matrix(name):
+    parts = name.split(".", 2)
+    return name in MATRICES or (len(parts) == 3 and parts[0] == "layers" and
+                                parts[2] in LAYER_MATRICES)
+
+
+def convert_matrix(a, how):
+    """One matrix (float32) as the engine holds it after converting it at load, as float32 (all
+    arithmetic in float32, as the C code does it).
+    bf16: round to nearest even bfloat16.
+    q8:   if the rows are a multiple of 32 long: each run of 32 (row-major) is a block, scale =
+          amax / 127, q = clamp(rint(v * (127 / amax)), -127, 127), weight = scale * q;
+          other matrices stay as they are."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if how == "bf16":
+        return make_model.bf16_bits_to_f32(make_model.f32_to_bf16_bits(a)).reshape(a.shape)
+    assert how == "q8", how
+    if a.shape[-1] % 32:
+        return a
+    blocks = a.reshape(-1, 32)
+    assert np.all(np.isfinite(blocks))
+    amax = np.max(np.abs(blocks), axis=1)
+    scale = amax / np.float32(127.0)
+    inv = np.divide(np.float32(127.0), amax, out=np.zeros_like(amax), where=amax > 0)
+    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127)
+    assert scale.dtype == inv.dtype == q.dtype == np.float32
+    return (scale[:, None] * q).reshape(a.shape)
+
+
+def write_converted(src, dst, how):
+    """Copy of model src with every weight matrix converted (convert_matrix), stored as F32."""
+    t, meta = make_model.read_safetensors(src)
+    out = {k: ("F32", convert_matrix(a, how) if is_matrix(k) else a) for k, (_, a) in t.items()}
+    assert sum(map(is_matrix, t)) >= 2 + 5 * json.loads(meta["config"])["n_layers"], src
+    make_model.write_safetensors(dst, out, meta)
+
+
+def rel_rms(a, ref):
+    return float(np.sqrt(np.mean((a - ref) ** 2)) / np.sqrt(np.mean(ref ** 2)))
+
 
 def seed_of(name):
     return zlib.crc32(name.encode())
@@ -227,15 +306,54 @@ def main():
         pairs.append("%s %s %s" % (a, b, ",".join(map(str, ids))))
         wanted.add(b + ".safetensors")
         print("pair %-36s %-45s rel diff %.2g" % (a, b, d))
+    converted = []
+    assert not names & {f["name"] for f in CONVERTED}, "converted fixture also in FIXTURES"
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in CONVERTED:
+            name, cfg = f["name"], f["cfg"]
+            path = os.path.join(OUT, name + ".safetensors")
+            make_model.make_model(path, cfg, f["dtype"], seed_of(name), **f["kw"])
+            ids = token_ids(name, cfg["vocab_size"])
+            y = ref_logits(path, ids)
+            check_not_degenerate(name, y)
+            ys = {"": y}
+            for how in ("q8", "bf16"):
+                cpath = os.path.join(tmp, "%s.%s.safetensors" % (name, how))
+                write_converted(path, cpath, how)
+                ys[how] = ref_logits(cpath, ids)
+                check_not_degenerate(name + "." + how, ys[how])
+            # q8 must move the logits well past the tests' tolerance (5e-6), yet stay close
+            d, rms = rel_diff(y, ys["q8"]), rel_rms(ys["q8"], y)
+            assert d > 1e-3 and rms < 0.05, "%s: q8 changes logits by %.2g (max), %.2g (rms)" % (
+                name, d, rms)
+            assert rel_diff(ys["bf16"], ys["q8"]) > 1e-3, "%s: q8 and bf16 logits agree" % name
+            db = rel_diff(y, ys["bf16"])
+            if f["dtype"] == "bf16":
+                assert db == 0, "%s: bf16 of a BF16 file changed the logits" % name
+            else:
+                assert 1e-4 < db and rel_rms(ys["bf16"], y) < 0.05, "%s: bf16 moves logits by %.2g" % (
+                    name, db)
+            for suffix, v in ((".logits", y), (".q8.logits", ys["q8"]), (".bf16.logits", ys["bf16"])):
+                with open(os.path.join(OUT, name + suffix), "wb") as fh:
+                    fh.write(v.astype("<f4").tobytes())
+                wanted.add(name + suffix)
+            wanted.add(name + ".safetensors")
+            converted.append("%s %s" % (name, ",".join(map(str, ids))))
+            print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  bf16 %.3g" % (
+                name, f["dtype"], len(ids), d, rms, db))
     for fn in os.listdir(OUT):       # drop stale generated files, keep anything else
-        if fn.endswith((".safetensors", ".logits")) and fn not in wanted:
+        if (fn.endswith((".safetensors", ".logits")) and fn not in wanted
+                and not fn.startswith("tok_")):   # tok_*: tools/make_tok_fixtures.py's
             os.remove(os.path.join(OUT, fn))
     with open(os.path.join(OUT, "manifest.txt"), "w") as fh:
         fh.write("\n".join(manifest) + "\n")
     with open(os.path.join(OUT, "pairs.txt"), "w") as fh:
         fh.write("\n".join(pairs) + "\n")
+    with open(os.path.join(OUT, "converted.txt"), "w") as fh:
+        fh.write("\n".join(converted) + "\n")
     total = sum(os.path.getsize(os.path.join(OUT, fn)) for fn in os.listdir(OUT))
-    print("%d fixtures, %d pairs, %d bytes in %s" % (len(manifest), len(pairs), total, OUT))
+    print("%d fixtures, %d pairs, %d converted, %d bytes in %s" % (
+        len(manifest), len(pairs), len(converted), total, OUT))
     return 0
 
 
