@@ -2096,14 +2096,6 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
     return sum;
 }
 
-DINTATTN__AVX2 static void dintattn__axpy_avx2(float w, const float *x, float *y, int n)
-{
-    const __m256 vw = _mm256_set1_ps(w);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(vw, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; i++) y[i] += w * x[i];
-}
-
 /* 8 weights from element i of a row, as f32 */
 #define DINTATTN__LD8_F32(w, i) _mm256_loadu_ps((const float *)(w) + (i))
 #define DINTATTN__LD8_BF16(w, i)                                                                                 \
@@ -2279,27 +2271,6 @@ static int dintattn__simd(void)
 #endif
 }
 
-static float dintattn__dot_any(int simd, const float *a, const float *b, int n)
-{
-#ifdef DINTATTN__HAVE_X86
-    if (simd) return dintattn__dot_avx2(a, b, n);
-#endif
-    (void)simd;
-    return dintattn__dot(a, b, n);
-}
-
-static void dintattn__axpy_any(int simd, float w, const float *x, float *y, int n)
-{
-#ifdef DINTATTN__HAVE_X86
-    if (simd) {
-        dintattn__axpy_avx2(w, x, y, n);
-        return;
-    }
-#endif
-    (void)simd;
-    dintattn__axpy(w, x, y, n);
-}
-
 /* Row r of M . x, in the SIMD level's kernel. */
 static float dintattn__rowdot_any(int simd, const dintattn__mat *M, int r, const float *x)
 {
@@ -2428,6 +2399,226 @@ static void dintattn__polynorm(float *g, const float *u, int F, const float *w, 
     }
 }
 
+/* --- attention rows: scores, softmax, the DINT integral, W @ V --------------------------------
+   Portable versions, AVX2 versions (x86, chosen at run time), and the dispatchers the attention
+   code calls. K and V rows of one head are contiguous in the cache (d or dv floats apart). */
+
+/* a[j] = (q . K[j]) * scale for j < nk */
+static void dintattn__scores(float *a, const float *q, const float *K, int nk, int d, float scale)
+{
+    int j;
+    for (j = 0; j < nk; j++) a[j] = dintattn__dot(q, K + (size_t)j * d, d) * scale;
+}
+
+/* o[0..dv) = sum_j W[j] V[j] */
+static void dintattn__wv(float *o, const float *W, const float *V, int nk, int dv)
+{
+    int j;
+    memset(o, 0, sizeof(float) * (size_t)dv);
+    for (j = 0; j < nk; j++) dintattn__axpy(W[j], V + (size_t)j * dv, o, dv);
+}
+
+/* DINT's integral row from A1's row a1 (nk = n + 1 keys): S += a1; G = S / nk; out = causal
+   softmax(G) (or G itself for integral "mean"). */
+static void dintattn__integral(double *S, const float *a1, int nk, float *out, dintattn_integral form)
+{
+    int j;
+    double inv = 1.0 / nk;
+    for (j = 0; j < nk; j++) {
+        S[j] += a1[j];
+        out[j] = (float)(S[j] * inv); /* G[n, j] */
+    }
+    if (form == DINTATTN_INTEGRAL_SOFTMAX) dintattn__softmax(out, nk);
+}
+
+#ifdef DINTATTN__HAVE_X86
+/* e^x for 8 floats: x = k ln2 + r, |r| <= ln2/2, e^r by Cephes' expf polynomial (about 1 ulp);
+   below -87.3 (where expf leaves the normal range) the result is 0. */
+DINTATTN__AVX2 static __m256 dintattn__exp8(__m256 x)
+{
+    const __m256 lo = _mm256_set1_ps(-87.33f);
+    __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ), k, r, p;
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.37f));
+    k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+    p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
+                             _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23)));
+    return _mm256_andnot_ps(under, p);
+}
+
+DINTATTN__AVX2 static void dintattn__softmax_avx2(float *x, int n)
+{
+    __m256 vmx = _mm256_set1_ps(x[0]), vinv;
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+    __m128d h;
+    float mx, lanes[8];
+    double sum;
+    int i, k;
+    for (i = 0; i + 8 <= n; i += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + i));
+    _mm256_storeu_ps(lanes, vmx);
+    mx = lanes[0];
+    for (k = 1; k < 8; k++) mx = lanes[k] > mx ? lanes[k] : mx;
+    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    vmx = _mm256_set1_ps(mx);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = dintattn__exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+        _mm256_storeu_ps(x + i, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    s0 = _mm256_add_pd(s0, s1);
+    h = _mm_add_pd(_mm256_castpd256_pd128(s0), _mm256_extractf128_pd(s0, 1));
+    sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    for (k = i; k < n; k++) {
+        x[k] = expf(x[k] - mx);
+        sum += x[k];
+    }
+    vinv = _mm256_set1_ps((float)(1.0 / sum));
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
+    for (; i < n; i++) x[i] *= (float)(1.0 / sum);
+}
+
+/* Scores four keys at a time (d a multiple of 8): four dot products share each load of q. */
+DINTATTN__AVX2 static void dintattn__scores_avx2(float *a, const float *q, const float *K, int nk, int d, float scale)
+{
+    const __m128 vs = _mm_set1_ps(scale);
+    int j = 0, k;
+    for (; j + 4 <= nk; j += 4) {
+        const float *k0 = K + (size_t)j * d;
+        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, t0, t1;
+        __m128 r;
+        for (k = 0; k < d; k += 8) {
+            __m256 qv = _mm256_loadu_ps(q + k);
+            c0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k0 + k), c0);
+            c1 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k0 + d + k), c1);
+            c2 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k0 + 2 * d + k), c2);
+            c3 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k0 + 3 * d + k), c3);
+        }
+        t0 = _mm256_hadd_ps(c0, c1);
+        t1 = _mm256_hadd_ps(c2, c3);
+        t0 = _mm256_hadd_ps(t0, t1); /* per 128-bit half: partial sums of keys 0, 1, 2, 3 */
+        r = _mm_add_ps(_mm256_castps256_ps128(t0), _mm256_extractf128_ps(t0, 1));
+        _mm_storeu_ps(a + j, _mm_mul_ps(r, vs));
+    }
+    for (; j < nk; j++) a[j] = dintattn__dot_avx2(q, K + (size_t)j * d, d) * scale;
+}
+
+/* W @ V in column blocks of 64 (eight accumulators in registers) then 8 (dv a multiple of 8). */
+DINTATTN__AVX2 static void dintattn__wv_avx2(float *o, const float *W, const float *V, int nk, int dv)
+{
+    int c = 0, j;
+    for (; c + 64 <= dv; c += 64) {
+        __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0, o4 = o0, o5 = o0, o6 = o0, o7 = o0;
+        for (j = 0; j < nk; j++) {
+            const float *v = V + (size_t)j * dv + c;
+            const __m256 w = _mm256_broadcast_ss(W + j);
+            o0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v), o0);
+            o1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 8), o1);
+            o2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 16), o2);
+            o3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 24), o3);
+            o4 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 32), o4);
+            o5 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 40), o5);
+            o6 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 48), o6);
+            o7 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 56), o7);
+        }
+        _mm256_storeu_ps(o + c, o0);
+        _mm256_storeu_ps(o + c + 8, o1);
+        _mm256_storeu_ps(o + c + 16, o2);
+        _mm256_storeu_ps(o + c + 24, o3);
+        _mm256_storeu_ps(o + c + 32, o4);
+        _mm256_storeu_ps(o + c + 40, o5);
+        _mm256_storeu_ps(o + c + 48, o6);
+        _mm256_storeu_ps(o + c + 56, o7);
+    }
+    for (; c < dv; c += 8) {
+        __m256 o0 = _mm256_setzero_ps(), o1 = o0;
+        for (j = 0; j + 2 <= nk; j += 2) {
+            o0 = _mm256_fmadd_ps(_mm256_broadcast_ss(W + j), _mm256_loadu_ps(V + (size_t)j * dv + c), o0);
+            o1 = _mm256_fmadd_ps(_mm256_broadcast_ss(W + j + 1), _mm256_loadu_ps(V + (size_t)(j + 1) * dv + c), o1);
+        }
+        if (j < nk) o0 = _mm256_fmadd_ps(_mm256_broadcast_ss(W + j), _mm256_loadu_ps(V + (size_t)j * dv + c), o0);
+        _mm256_storeu_ps(o + c, _mm256_add_ps(o0, o1));
+    }
+}
+
+/* S += a1 and G = S / nk in double, four at a time; then the softmax of G. */
+DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, int nk, float *out,
+                                                   dintattn_integral form)
+{
+    const __m256d inv = _mm256_set1_pd(1.0 / nk);
+    int j = 0;
+    for (; j + 4 <= nk; j += 4) {
+        __m256d v = _mm256_add_pd(_mm256_loadu_pd(S + j), _mm256_cvtps_pd(_mm_loadu_ps(a1 + j)));
+        _mm256_storeu_pd(S + j, v);
+        _mm_storeu_ps(out + j, _mm256_cvtpd_ps(_mm256_mul_pd(v, inv)));
+    }
+    for (; j < nk; j++) {
+        S[j] += a1[j];
+        out[j] = (float)(S[j] * (1.0 / nk));
+    }
+    if (form == DINTATTN_INTEGRAL_SOFTMAX) dintattn__softmax_avx2(out, nk);
+}
+#endif
+
+static void dintattn__softmax_any(int simd, float *x, int n)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd) {
+        dintattn__softmax_avx2(x, n);
+        return;
+    }
+#endif
+    (void)simd;
+    dintattn__softmax(x, n);
+}
+
+/* A row of A1 or A2: scores of q against nk keys, softmaxed. */
+static void dintattn__attn_row(int simd, float *a, const float *q, const float *K, int nk, int d, float scale)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd && d % 8 == 0) {
+        dintattn__scores_avx2(a, q, K, nk, d, scale);
+        dintattn__softmax_avx2(a, nk);
+        return;
+    }
+#endif
+    dintattn__scores(a, q, K, nk, d, scale);
+    dintattn__softmax_any(simd, a, nk);
+}
+
+static void dintattn__wv_any(int simd, float *o, const float *W, const float *V, int nk, int dv)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd && dv % 8 == 0) {
+        dintattn__wv_avx2(o, W, V, nk, dv);
+        return;
+    }
+#endif
+    (void)simd;
+    dintattn__wv(o, W, V, nk, dv);
+}
+
+static void dintattn__integral_any(int simd, double *S, const float *a1, int nk, float *out, dintattn_integral form)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd) {
+        dintattn__integral_avx2(S, a1, nk, out, form);
+        return;
+    }
+#endif
+    (void)simd;
+    dintattn__integral(S, a1, nk, out, form);
+}
+
 /* ============================================================================================
    6. Attention
    ============================================================================================ */
@@ -2461,7 +2652,8 @@ struct dintattn_session {
     int n_ctx, n_batch, n_threads, pos;
     size_t bytes;
     void *block;                            /* every buffer below lives in this one allocation */
-    float *k1, *k2, *v;                     /* KV cache: [n_layers][n_ctx][heads * width] */
+    float *k1, *k2, *v;                     /* KV cache: [n_layers][heads][n_ctx][width] */
+    float *vt;                              /* [n_batch][n_v_heads * dv]: V rows before the cache */
     double *S;                              /* DINT: [n_layers][H][n_ctx] running column sums of A1 */
     double *rope_cos, *rope_sin;            /* [n_ctx][d/2] */
     float *x, *xn, *q1, *q2, *att, *gate, *up;   /* [n_batch][...] activations */
@@ -2481,27 +2673,6 @@ struct dintattn_session {
     int job_layer, job_n, job_pos0;
     int simd;                               /* dintattn__simd() at creation */
 };
-
-/* The row W[n, 0..nk) of DINT's integral term, from A1's row a1: S += a1; G = S / (n + 1);
-   I = causal softmax(G) (or G itself for integral "mean"). I is written to `out`. */
-static void dintattn__integral(double *S, const float *a1, int nk, float *out, dintattn_integral form)
-{
-    int j;
-    double inv = 1.0 / nk;
-    for (j = 0; j < nk; j++) {
-        S[j] += a1[j];
-        out[j] = (float)(S[j] * inv); /* G[n, j] */
-    }
-    if (form == DINTATTN_INTEGRAL_SOFTMAX) dintattn__softmax(out, nk);
-}
-
-/* Scores of one query against keys 0..nk-1 (row stride ks), softmaxed: a row of A1 or A2. */
-static void dintattn__attn_row(int simd, float *a, const float *q, const float *K, size_t ks, int nk, int d, float s)
-{
-    int j;
-    for (j = 0; j < nk; j++) a[j] = dintattn__dot_any(simd, q, K + (size_t)j * ks, d) * s;
-    dintattn__softmax(a, nk);
-}
 
 /* HeadNorm and head scale of one head's output (SPEC.md section 1). */
 static void dintattn__head_post(const dintattn_config *c, const dintattn__layer *L, int i, float *o)
@@ -2540,33 +2711,31 @@ static void dintattn__attend_run(dintattn_session *s, int h0, int h1, float *row
     const dintattn_config *c = &m->cfg;
     const int l = s->job_layer, H = c->n_heads, d = c->head_dim, dv = c->v_head_dim;
     const dintattn__layer *L = &m->layers[l];
-    const size_t ks1 = (size_t)c->n_k1_heads * d, ks2 = (size_t)c->n_k2_heads * d;
-    const size_t vs = (size_t)c->n_v_heads * dv, cache = (size_t)s->n_ctx;
-    const float *K2 = s->k2 + l * cache * ks2 + (size_t)(c->n_k2_heads ? h0 * c->n_k2_heads / H : 0) * d;
-    const int q2h = c->n_q2_heads ? h0 * c->n_q2_heads / H : 0;
+    const size_t T = (size_t)s->n_ctx;
+    const int k2h = c->n_k2_heads ? h0 * c->n_k2_heads / H : 0, q2h = c->n_q2_heads ? h0 * c->n_q2_heads / H : 0;
+    const float *K2 = s->k2 + ((size_t)l * c->n_k2_heads + k2h) * T * d;
     const float scale = (float)(1.0 / sqrt((double)d)), lambda = (float)L->lambda;
-    float *A1 = rows, *A2 = rows + cache, *W = rows + 2 * cache;
+    float *A1 = rows, *A2 = rows + T, *W = rows + 2 * T;
     int t, i, j;
     for (t = 0; t < s->job_n; t++) {
         const int pos = s->job_pos0 + t, nk = pos + 1;
         if (c->attention != DINTATTN_ATTN_STANDARD)
-            dintattn__attn_row(s->simd, A2, s->q2 + ((size_t)t * c->n_q2_heads + q2h) * d, K2, ks2, nk, d, scale);
+            dintattn__attn_row(s->simd, A2, s->q2 + ((size_t)t * c->n_q2_heads + q2h) * d, K2, nk, d, scale);
         for (i = h0; i < h1; i++) {
-            const float *K1 = s->k1 + l * cache * ks1 + (size_t)(i * c->n_k1_heads / H) * d;
-            const float *V = s->v + l * cache * vs + (size_t)(i * c->n_v_heads / H) * dv;
+            const float *K1 = s->k1 + ((size_t)l * c->n_k1_heads + (size_t)(i * c->n_k1_heads / H)) * T * d;
+            const float *V = s->v + ((size_t)l * c->n_v_heads + (size_t)(i * c->n_v_heads / H)) * T * dv;
             float *o = s->att + ((size_t)t * H + i) * dv;
-            dintattn__attn_row(s->simd, A1, s->q1 + ((size_t)t * H + i) * d, K1, ks1, nk, d, scale);
+            dintattn__attn_row(s->simd, A1, s->q1 + ((size_t)t * H + i) * d, K1, nk, d, scale);
             if (c->attention == DINTATTN_ATTN_STANDARD) {
                 memcpy(W, A1, sizeof(float) * (size_t)nk);
             } else if (c->attention == DINTATTN_ATTN_DIFF) {
                 for (j = 0; j < nk; j++) W[j] = A1[j] - lambda * A2[j];
             } else {
-                dintattn__integral(s->S + ((size_t)l * H + i) * cache, A1, nk, W, c->integral);
+                dintattn__integral_any(s->simd, s->S + ((size_t)l * H + i) * T, A1, nk, W, c->integral);
                 for (j = 0; j < nk; j++) W[j] = A1[j] - lambda * A2[j] + lambda * W[j];
             }
             if (s->hook) s->hook(s->hook_user, l, i, pos, W, nk);
-            memset(o, 0, sizeof(float) * (size_t)dv);
-            for (j = 0; j < nk; j++) dintattn__axpy_any(s->simd, W[j], V + (size_t)j * vs, o, dv);
+            dintattn__wv_any(s->simd, o, W, V, nk, dv);
             dintattn__head_post(c, L, i, o);
         }
     }
@@ -2726,6 +2895,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->S, double, c->attention == DINTATTN_ATTN_DINT ? dintattn__mul(Lr * T, (size_t)c->n_heads, overflow) : 0);
     DINTATTN__CARVE(s->rope_cos, double, T * (d / 2));
     DINTATTN__CARVE(s->rope_sin, double, T * (d / 2));
+    DINTATTN__CARVE(s->vt, float, B * (size_t)c->n_v_heads * dv);
     DINTATTN__CARVE(s->x, float, B * (size_t)c->dim);
     DINTATTN__CARVE(s->xn, float, B * (size_t)c->dim);
     DINTATTN__CARVE(s->q1, float, B * (size_t)c->n_heads * d);
@@ -2930,9 +3100,9 @@ static dintattn__mm dintattn__job64(const dintattn__mat *M, const float *x, cons
 
 /* Finishes one Q or K projection of the chunk's n rows, `out` ([n][heads * d], double): for
    factored Shared-DIFF first out = base + up[h] @ down[h] per head; then RoPE at positions
-   pos0.., then rounded into Y (row stride ldy). */
+   pos0.., then rounded into Y: head h of row t at Y + h * hs + t * ts. */
 static void dintattn__finish_qk(dintattn_session *s, int n, int pos0, double *out, const double *base_x,
-                                const double *down, const double *up, int heads, float *Y, int ldy)
+                                const double *down, const double *up, int heads, float *Y, size_t hs, size_t ts)
 {
     const dintattn_config *c = &s->model->cfg;
     const int d = c->head_dim, r = c->qk_rank, half = d / 2, width = heads * d;
@@ -2949,7 +3119,8 @@ static void dintattn__finish_qk(dintattn_session *s, int n, int pos0, double *ou
         double *row = out + (size_t)t * width;
         dintattn__rope(row, heads, d, s->rope_cos + (size_t)(pos0 + t) * half, s->rope_sin + (size_t)(pos0 + t) * half,
                        c->rope);
-        for (k = 0; k < width; k++) Y[(size_t)t * ldy + k] = (float)row[k];
+        for (h = 0; h < heads; h++)
+            for (k = 0; k < d; k++) Y[(size_t)h * hs + (size_t)t * ts + (size_t)k] = (float)row[h * d + k];
     }
 }
 
@@ -2962,20 +3133,24 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     const dintattn__layer *L = &m->layers[l];
     const int D = c->dim, d = c->head_dim, r = c->qk_rank, diff = c->attention != DINTATTN_ATTN_STANDARD;
     const int heads[4] = {c->n_heads, c->n_k1_heads, c->n_q2_heads, c->n_k2_heads};
-    const size_t T = (size_t)s->n_ctx, ks1 = (size_t)heads[1] * d, ks2 = (size_t)heads[3] * d;
-    const size_t vs = (size_t)c->n_v_heads * c->v_head_dim;
+    const size_t T = (size_t)s->n_ctx, dv = (size_t)c->v_head_dim, vs = (size_t)c->n_v_heads * dv;
     const dintattn__mat *dense[4] = {&L->wq1, &L->wk1, &L->wq2, &L->wk2};
     const dintattn__mat *downs[4] = {&L->q1_down, &L->k1_down, &L->q2_down, &L->k2_down};
     const double *ups[4] = {L->q1_up, L->k1_up, L->q2_up, L->k2_up};
     float *dst[4];
-    int ld[4], nproj = diff ? 4 : 2, k, nj = 0;
+    size_t hs[4], ts[4];                 /* q1, q2: rows of scratch; k1, k2: the head-major cache */
+    int ld[4], nproj = diff ? 4 : 2, k, nj = 0, h, t;
     double *out[4], *down[4];
     dintattn__mm jobs[8];
     size_t i;
     dst[0] = s->q1;
-    dst[1] = s->k1 + (l * T + (size_t)pos0) * ks1;
+    dst[1] = s->k1 + (size_t)l * heads[1] * T * d + (size_t)pos0 * d;
     dst[2] = s->q2;
-    dst[3] = s->k2 + (l * T + (size_t)pos0) * ks2;
+    dst[3] = s->k2 + (size_t)l * heads[3] * T * d + (size_t)pos0 * d;
+    for (k = 0; k < 4; k++) {
+        hs[k] = k % 2 ? T * d : (size_t)d;
+        ts[k] = k % 2 ? (size_t)d : (size_t)heads[k] * d;
+    }
     out[0] = s->qk64;
     down[0] = s->down;
     for (k = 0; k < 4; k++) {
@@ -2992,11 +3167,15 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     for (k = 0; k < nproj; k++)
         jobs[nj++] = m->qk_factored ? dintattn__job64(downs[k], s->xn, s->xn64, down[k], heads[k] * r)
                                     : dintattn__job64(dense[k], s->xn, s->xn64, out[k], ld[k]);
-    jobs[nj++] = dintattn__job(&L->wv, s->xn, D, s->v + (l * T + (size_t)pos0) * vs, (int)vs, 0);
+    jobs[nj++] = dintattn__job(&L->wv, s->xn, D, s->vt, (int)vs, 0);
     dintattn__products(s, n, jobs, nj);
     for (k = 0; k < nproj; k++)
         dintattn__finish_qk(s, n, pos0, out[k], k % 2 ? s->k_base : s->q_base, down[k], ups[k], heads[k], dst[k],
-                            ld[k]);
+                            hs[k], ts[k]);
+    for (h = 0; h < c->n_v_heads; h++)
+        for (t = 0; t < n; t++)
+            memcpy(s->v + (((size_t)l * c->n_v_heads + h) * T + (size_t)(pos0 + t)) * dv, s->vt + t * vs + h * dv,
+                   sizeof(float) * dv);
 }
 
 /* x += Attn(RMSNorm(x)) for the chunk's n tokens at positions pos0.. */
