@@ -139,7 +139,7 @@ typedef struct dintattn_load_options {
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_session_options {
     int n_ctx;      /* tokens the session can hold; 0 = the model's max_seq_len (the maximum) */
-    int n_batch;    /* tokens per internal prefill step; 0 = min(n_ctx, 256) */
+    int n_batch;    /* tokens per internal prefill step; 0 = min(n_ctx, 512) */
     int n_threads;  /* threads for attention heads and matrix-vector rows; 0 = 1 */
 } dintattn_session_options;
 
@@ -2637,12 +2637,11 @@ typedef struct dintattn__pool {
 } dintattn__pool;
 
 /* One product of a batch: Y (+)= X @ M^T over the chunk's rows (X rows M->cols wide, stride ldx;
-   Y rows stride ldy), in f32, or with x64/y64 in double (the Q/K projections). */
+   Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never add). */
 typedef struct dintattn__mm {
     const dintattn__mat *M;
     const float *x;
     float *y;
-    const double *x64;
     double *y64;
     int ldx, ldy, add;
 } dintattn__mm;
@@ -2657,14 +2656,15 @@ struct dintattn_session {
     double *S;                              /* DINT: [n_layers][H][n_ctx] running column sums of A1 */
     double *rope_cos, *rope_sin;            /* [n_ctx][d/2] */
     float *x, *xn, *q1, *q2, *att, *gate, *up;   /* [n_batch][...] activations */
-    double *xn64;                           /* Q/K projections run in double (see dintattn__layer) */
     double *qk64;                           /* [n_batch][heads * d] each for q1, k1, q2, k2 */
     double *q_base, *k_base, *down;         /* Shared-DIFF factored form; down as qk64 with r for d */
     float *rows;                            /* per thread: 3 * n_ctx attention rows */
-    double *tile;                           /* prefill: weight rows converted for [sd]gemm */
+    double *tile;                           /* prefill: weight rows converted for sgemm */
+    float *acc;                             /* prefill: [n_batch][widest Q/K] sgemm slices */
     size_t tile_elems;
     dintattn__mm jobs[8];                   /* decode: the matrix-vector products being run */
-    int n_jobs;
+    int n_jobs, total;                      /* ... and their rows in all */
+    int next;                               /* atomic: the next run of heads to attend */
     dintattn_attn_hook hook;
     void *hook_user;
     dintattn__pool pool;
@@ -2741,15 +2741,19 @@ static void dintattn__attend_run(dintattn_session *s, int h0, int h1, float *row
     }
 }
 
-/* Worker body: thread tid of n_tid takes runs tid, tid + n_tid, ... of heads sharing A2. */
+/* Worker body: the threads take runs of heads sharing A2 from a shared counter, in order. */
 static void dintattn__attend_heads(void *arg, int tid, int n_tid)
 {
     dintattn_session *s = (dintattn_session *)arg;
     const dintattn_config *c = &s->model->cfg;
-    int h0, h1, run;
+    int h0, h1, run, want = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+    (void)n_tid;
     for (h0 = 0, run = 0; h0 < c->n_heads; h0 = h1, run++) {
         for (h1 = h0 + 1; h1 < c->n_heads && dintattn__shares_noise(c, h0, h1); h1++) continue;
-        if (run % n_tid == tid) dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
+        if (run == want) {
+            dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
+            want = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -2903,7 +2907,6 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->att, float, B * (size_t)c->n_heads * dv);
     DINTATTN__CARVE(s->gate, float, B * (size_t)c->hidden_dim);
     DINTATTN__CARVE(s->up, float, B * (size_t)c->hidden_dim);
-    DINTATTN__CARVE(s->xn64, double, B * (size_t)c->dim);
     DINTATTN__CARVE(s->qk64, double, B * d * (nq + nk));
     if (s->model->qk_factored) down = (nq + nk) * r;
     DINTATTN__CARVE(s->q_base, double, s->model->qk_factored ? B * d : 0);
@@ -2911,6 +2914,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->down, double, B * down);
     DINTATTN__CARVE(s->rows, float, dintattn__mul((size_t)s->n_threads * 3, T, overflow));
     DINTATTN__CARVE(s->tile, double, s->tile_elems);
+    DINTATTN__CARVE(s->acc, float, B > 1 ? B * (size_t)c->n_heads * (d > r ? d : r) : 0);
 #undef DINTATTN__CARVE
     return off;
 }
@@ -2947,7 +2951,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (!s) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     s->model = m;
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
-    s->n_batch = opt && opt->n_batch ? opt->n_batch : 256;
+    s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
     if (s->n_batch > 1) { /* prefill converts weight rows for [sd]gemm: at least a row, about 4 MiB */
@@ -3008,18 +3012,19 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
 /* --- weight products: GEMM over a prefill chunk, matrix-vector rows across threads in decode -- */
 
 /* Decode: thread tid of n_tid computes its share of the rows of all s->jobs. */
+/* Decode: thread tid of n_tid computes its contiguous share of the rows of all s->jobs (taken in
+   order, as if the matrices were one): one long stream of weights per thread. (Taking small chunks
+   from a shared counter instead cost more in cache-line traffic than it saved in balance.) */
 static void dintattn__matvec_worker(void *arg, int tid, int n_tid)
 {
     dintattn_session *s = (dintattn_session *)arg;
-    size_t total = 0, base = 0, lo, hi;
+    size_t base = 0, lo = (size_t)s->total * (size_t)tid / (size_t)n_tid;
+    size_t hi = (size_t)s->total * (size_t)(tid + 1) / (size_t)n_tid;
     int k, r;
-    for (k = 0; k < s->n_jobs; k++) total += (size_t)s->jobs[k].M->rows;
-    lo = total * (size_t)tid / (size_t)n_tid;
-    hi = total * (size_t)(tid + 1) / (size_t)n_tid;
-    for (k = 0; k < s->n_jobs; base += (size_t)s->jobs[k].M->rows, k++) {
+    for (k = 0; k < s->n_jobs && base < hi; base += (size_t)s->jobs[k].M->rows, k++) {
         const dintattn__mm *j = &s->jobs[k];
-        int r0 = lo > base ? (int)(lo - base) : 0, r1 = hi - base < (size_t)j->M->rows ? (int)(hi - base) : j->M->rows;
-        if (hi <= base) break;
+        const int r0 = lo > base ? (int)(lo - base) : 0;
+        const int r1 = hi - base < (size_t)j->M->rows ? (int)(hi - base) : j->M->rows;
         for (r = r0; r < r1; r++) {
             if (j->y64) {
                 j->y64[r] = dintattn__rowdot64_any(s->simd, j->M, r, j->x);
@@ -3031,30 +3036,56 @@ static void dintattn__matvec_worker(void *arg, int tid, int n_tid)
     }
 }
 
+#ifndef DINTATTN_QK_KC
+#define DINTATTN_QK_KC 128
+#endif
+
+/* Y64[:, r0..r0+nr) = X @ Wt^T for a Q/K projection: sgemm over slices of DINTATTN_QK_KC columns
+   of K, the slices' results summed in double, so that float32 accumulation never runs longer
+   than one slice (see dintattn__layer). */
+static void dintattn__gemm_qk(dintattn_session *s, int n, const dintattn__mm *j, const float *Wt, int r0, int nr)
+{
+    const int K = j->M->cols;
+    int k0, kc, t, r;
+    for (k0 = 0; k0 < K; k0 += kc) {
+        kc = K - k0 < DINTATTN_QK_KC ? K - k0 : DINTATTN_QK_KC;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nr, kc, 1.0f, j->x + k0, j->ldx, Wt + k0, K, 0.0f,
+                    s->acc, nr);
+        for (t = 0; t < n; t++) {
+            double *y = j->y64 + (size_t)t * j->ldy + r0;
+            const float *a = s->acc + (size_t)t * nr;
+            if (k0 == 0)
+                for (r = 0; r < nr; r++) y[r] = a[r];
+            else
+                for (r = 0; r < nr; r++) y[r] += a[r];
+        }
+    }
+}
+
 /* Prefill: one product over n > 1 rows by OpenBLAS. F32 matrices go to sgemm as they are; others
-   (and every Q/K matrix, for dgemm) are converted a tile of rows at a time into s->tile. */
+   are converted a tile of rows at a time into s->tile. */
 static void dintattn__gemm(dintattn_session *s, int n, const dintattn__mm *j)
 {
     const dintattn__mat *M = j->M;
     const int K = M->cols, N = M->rows, tr = (int)(s->tile_elems / (size_t)K);
     float *tile = (float *)(void *)s->tile;
     int r0, nr;
-    if (!j->y64 && M->type == DINTATTN__W_F32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, N, K, 1.0f, j->x, j->ldx, (const float *)M->w, K,
-                    j->add ? 1.0f : 0.0f, j->y, j->ldy);
+    if (M->type == DINTATTN__W_F32) {
+        if (j->y64)
+            dintattn__gemm_qk(s, n, j, (const float *)M->w, 0, N);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, N, K, 1.0f, j->x, j->ldx, (const float *)M->w, K,
+                        j->add ? 1.0f : 0.0f, j->y, j->ldy);
         return;
     }
     for (r0 = 0; r0 < N; r0 += nr) {
         nr = N - r0 < tr ? N - r0 : tr;
-        if (j->y64) {
-            dintattn__mat_rows(M, r0, nr, NULL, s->tile);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nr, K, 1.0, j->x64, j->ldx, s->tile, K,
-                        j->add ? 1.0 : 0.0, j->y64 + r0, j->ldy);
-        } else {
-            dintattn__mat_rows(M, r0, nr, tile, NULL);
+        dintattn__mat_rows(M, r0, nr, tile, NULL);
+        if (j->y64)
+            dintattn__gemm_qk(s, n, j, tile, r0, nr);
+        else
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nr, K, 1.0f, j->x, j->ldx, tile, K,
                         j->add ? 1.0f : 0.0f, j->y + r0, j->ldy);
-        }
     }
 }
 
@@ -3068,6 +3099,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__mm *j
     }
     memcpy(s->jobs, jobs, sizeof *jobs * (size_t)count);
     s->n_jobs = count;
+    for (k = 0, s->total = 0; k < count; k++) s->total += jobs[k].M->rows;
     dintattn__pool_run(s, dintattn__matvec_worker, s);
 }
 
@@ -3084,14 +3116,12 @@ static dintattn__mm dintattn__job(const dintattn__mat *M, const float *x, int ld
     return j;
 }
 
-/* x and x64 hold the same values (x64 for dgemm, x for the matrix-vector kernels). */
-static dintattn__mm dintattn__job64(const dintattn__mat *M, const float *x, const double *x64, double *y, int ldy)
+static dintattn__mm dintattn__job64(const dintattn__mat *M, const float *x, double *y, int ldy)
 {
     dintattn__mm j;
     memset(&j, 0, sizeof j);
     j.M = M;
     j.x = x;
-    j.x64 = x64;
     j.ldx = M->cols;
     j.y64 = y;
     j.ldy = ldy;
@@ -3142,7 +3172,6 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     int ld[4], nproj = diff ? 4 : 2, k, nj = 0, h, t;
     double *out[4], *down[4];
     dintattn__mm jobs[8];
-    size_t i;
     dst[0] = s->q1;
     dst[1] = s->k1 + (size_t)l * heads[1] * T * d + (size_t)pos0 * d;
     dst[2] = s->q2;
@@ -3158,15 +3187,13 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
         if (k) out[k] = out[k - 1] + (size_t)n * heads[k - 1] * d;
         if (k && s->down) down[k] = down[k - 1] + (size_t)n * heads[k - 1] * r;
     }
-    if (n > 1)
-        for (i = 0; i < (size_t)n * D; i++) s->xn64[i] = s->xn[i];
     if (m->qk_factored) {
-        jobs[nj++] = dintattn__job64(&L->q_base, s->xn, s->xn64, s->q_base, d);
-        jobs[nj++] = dintattn__job64(&L->k_base, s->xn, s->xn64, s->k_base, d);
+        jobs[nj++] = dintattn__job64(&L->q_base, s->xn, s->q_base, d);
+        jobs[nj++] = dintattn__job64(&L->k_base, s->xn, s->k_base, d);
     }
     for (k = 0; k < nproj; k++)
-        jobs[nj++] = m->qk_factored ? dintattn__job64(downs[k], s->xn, s->xn64, down[k], heads[k] * r)
-                                    : dintattn__job64(dense[k], s->xn, s->xn64, out[k], ld[k]);
+        jobs[nj++] = m->qk_factored ? dintattn__job64(downs[k], s->xn, down[k], heads[k] * r)
+                                    : dintattn__job64(dense[k], s->xn, out[k], ld[k]);
     jobs[nj++] = dintattn__job(&L->wv, s->xn, D, s->vt, (int)vs, 0);
     dintattn__products(s, n, jobs, nj);
     for (k = 0; k < nproj; k++)
@@ -3190,6 +3217,7 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     s->job_layer = l;
     s->job_n = n;
     s->job_pos0 = pos0;
+    s->next = 0;
     dintattn__pool_run(s, dintattn__attend_heads, s);
     jo = dintattn__job(&L->wo, s->att, HV, s->x, D, 1);
     dintattn__products(s, n, &jo, 1);

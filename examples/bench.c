@@ -12,8 +12,10 @@
                the previous logits (the argmax is outside the timed region);
    and, on the same T threads (default 2: session n_threads and openblas_set_num_threads):
      bandwidth the machine's memory read bandwidth: T pthreads sum the floats of a 1 GiB buffer
-               (far larger than any cache) in 32-byte vector loads, best of 5 passes, GB/s = 1e9
-               bytes/s;
+               (far larger than any cache) in 32-byte vector loads, GB/s = 1e9 bytes/s. Decode
+               runs in 4 rounds and the bandwidth is measured (best of 3 passes) just before each:
+               on a shared machine the figure drifts by tens of percent from second to second, so
+               each decoded token is held against the bandwidth of its own round;
      sgemm     cblas_sgemm GFLOP/s at the model's prefill shapes: C[M x Nout] = A[M x K] B^T with
                M = N prompt tokens and (K, Nout) each weight matrix of a layer (Q1/K1/Q2/K2 of
                K = dim and Nout = heads * head_dim, or the Shared-DIFF base/down/up shapes when the
@@ -24,7 +26,8 @@
      weight bytes per decoded token: dintattn_model_weight_bytes, every matrix at the precision it
                is held in (q8: 1 byte a weight + a 4-byte scale per 32), the norm vectors and one
                embedding row;
-     decode roofline fraction = (weight bytes per token / bandwidth) / (seconds per decoded token)
+     decode roofline fraction = sum over tokens of (weight bytes per token / its round's bandwidth)
+               / (seconds of decode); the bandwidth printed is the matching harmonic mean
      prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s, where the model FLOPs are
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
                + 2 * V * D (LM head, last token). Attention FLOPs (q.k and W.v over the causal
@@ -36,7 +39,7 @@
    themselves mean little, their difference is the quality change).
 
    --json prints one JSON object with all of it. --batch B sets the session's n_batch (tokens
-   per internal prefill step; 0 = the engine's default, min(n_ctx, 256)).
+   per internal prefill step; 0 = the engine's default, min(n_ctx, 512)).
    Errors: one line on stderr, exit 1 (2 for usage). */
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
@@ -54,7 +57,8 @@
 
 #define DEFAULT_MODEL "models/dint-kjv.safetensors"
 #define BW_BYTES ((size_t)1 << 30)
-#define BW_PASSES 5
+#define BW_PASSES 3
+#define BW_ROUNDS 4
 #define GEMM_REPS 3
 
 static const char *usage =
@@ -228,26 +232,34 @@ static double bw_pass(float *buf, size_t n, int T, int fill, double *sum)
     return t1 - t0;
 }
 
-/* Best-of-BW_PASSES read bandwidth in GB/s (1e9 bytes/s); 0 on failure. */
-static double measure_bandwidth(int T, double *checksum, size_t *used)
+/* The bandwidth test's buffer, allocated and paged in once. */
+typedef struct bw_buffer {
+    float *p;
+    size_t n, bytes;
+} bw_buffer;
+
+static int bw_open(bw_buffer *b, int T, double *checksum)
 {
-    size_t bytes = BW_BYTES, n;
-    float *buf = NULL;
+    void *mem = NULL;
+    b->bytes = BW_BYTES;
+    while (b->bytes >= ((size_t)1 << 28) && posix_memalign(&mem, 64, b->bytes) != 0) b->bytes /= 2;
+    if (!mem) return -1;
+    b->p = (float *)mem;
+    b->n = b->bytes / sizeof(float);
+    if (bw_pass(b->p, b->n, T, 1, checksum) < 0) return -1; /* first touch, pages in */
+    return 0;
+}
+
+/* Best of `passes` reads of the buffer, in GB/s (1e9 bytes/s); 0 on failure. */
+static double bw_best(const bw_buffer *b, int T, int passes, double *checksum)
+{
     double best = 0;
     int p;
-    void *mem = NULL;
-    while (bytes >= ((size_t)1 << 28) && posix_memalign(&mem, 64, bytes) != 0) bytes /= 2;
-    if (!mem) return 0;
-    buf = (float *)mem;
-    n = bytes / sizeof(float);
-    *used = bytes;
-    if (bw_pass(buf, n, T, 1, checksum) < 0) { free(buf); return 0; }  /* first touch, pages in */
-    for (p = 0; p < BW_PASSES; p++) {
-        double s = bw_pass(buf, n, T, 0, checksum);
-        if (s <= 0) { free(buf); return 0; }
-        if (bytes / s / 1e9 > best) best = (double)bytes / s / 1e9;
+    for (p = 0; p < passes; p++) {
+        double s = bw_pass(b->p, b->n, T, 0, checksum);
+        if (s <= 0) return 0;
+        if (b->bytes / s / 1e9 > best) best = (double)b->bytes / s / 1e9;
     }
-    free(buf);
     return best;
 }
 
@@ -490,8 +502,8 @@ int main(int argc, char **argv)
     float *logits = NULL;
     unsigned long long rng = 0x9E3779B97F4A7C15ULL;
     double t0, load_s, prefill_s, decode_s, bw, gemm, wbytes, params, mparams, model_flops, attn_flops, pairs;
-    double checksum = 0, per_head_pair;
-    size_t bw_bytes = 0;
+    double checksum = 0, per_head_pair, bw_min, bw_max, limit_s;
+    bw_buffer bwb = {NULL, 0, 0};
 
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;
     openblas_set_num_threads(a.threads);
@@ -548,8 +560,27 @@ int main(int argc, char **argv)
         goto done;
     }
     prefill_s = now() - t0;
-    decode_s = 0;
+    /* Decode in BW_ROUNDS rounds, each just after a bandwidth measurement: on a shared machine the
+       bandwidth drifts by tens of percent over seconds, so each round is held against its own. */
+    wbytes = (double)dintattn_model_weight_bytes(model);
+    if (bw_open(&bwb, a.threads, &checksum)) {
+        rc = fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
+        goto done;
+    }
+    decode_s = limit_s = bw = 0;
+    bw_min = 1e30;
+    bw_max = 0;
     for (i = 0; i < M; i++) {
+        if (i * BW_ROUNDS / M != (i - 1) * BW_ROUNDS / M || i == 0) {
+            bw = bw_best(&bwb, a.threads, BW_PASSES, &checksum);
+            if (bw <= 0) {
+                rc = fail("bandwidth test failed (no threads)", NULL);
+                goto done;
+            }
+            bw_min = bw < bw_min ? bw : bw_min;
+            bw_max = bw > bw_max ? bw : bw_max;
+        }
+        limit_s += wbytes / (bw * 1e9);
         tok = argmax(logits, c->vocab_size);
         t0 = now();
         if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) {
@@ -570,11 +601,7 @@ int main(int argc, char **argv)
     }
 
     /* the machine, on the same threads */
-    bw = measure_bandwidth(a.threads, &checksum, &bw_bytes);
-    if (bw <= 0) {
-        rc = fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
-        goto done;
-    }
+    bw = wbytes * M / limit_s / 1e9; /* the harmonic mean over the tokens */
     ns = layer_shapes(c, factored, shapes);
     gemm = measure_sgemm(shapes, ns, N);
     if (gemm <= 0) {
@@ -582,7 +609,6 @@ int main(int argc, char **argv)
         goto done;
     }
 
-    wbytes = (double)dintattn_model_weight_bytes(model);
     params = model_params(c);
     mparams = layer_matrix_params(shapes, ns) * c->n_layers;
     model_flops = 2.0 * N * mparams + 2.0 * c->vocab_size * c->dim;
@@ -591,7 +617,7 @@ int main(int argc, char **argv)
     attn_flops = pairs * c->n_heads * per_head_pair * c->n_layers;
     {
         double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
-        double roof = (wbytes / (bw * 1e9)) / (decode_s / M), gfrac = pre_gflop_s / gemm;
+        double roof = limit_s / decode_s, gfrac = pre_gflop_s / gemm;
         if (a.json) {
             printf("{\"model\": ");
             json_string(a.model);
@@ -601,7 +627,8 @@ int main(int argc, char **argv)
                    "\"max_seq_len\": %d, \"params\": %.0f, \"weights\": \"%s\", \"threads\": %d, \"n_batch\": %d, "
                    "\"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, \"prefill_s\": %.6f, "
                    "\"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
-                   "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"sgemm_gflop_s\": %.3f, "
+                   "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
+                   "\"bandwidth_max_gb_s\": %.3f, \"sgemm_gflop_s\": %.3f, "
                    "\"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
                    "\"decode_roofline_fraction\": %.4f, \"prefill_gemm_fraction\": %.4f, "
                    "\"quality_tokens\": %d, \"logit_rel_rms\": %.6g, \"logit_max_abs\": %.6g, \"kl_nats\": %.6g, "
@@ -612,7 +639,7 @@ int main(int argc, char **argv)
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
                    c->max_seq_len, params, weights_name[a.weights], a.threads, a.batch, N, M, load_s, prefill_s, pre_tok_s, decode_s,
-                   dec_tok_s, wbytes, bw, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, gfrac,
+                   dec_tok_s, wbytes, bw, bw_min, bw_max, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, gfrac,
                    qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, qual.top1, qual.ppl_ref, qual.ppl);
         } else {
             printf("model      %s\n", a.model);
@@ -630,11 +657,11 @@ int main(int argc, char **argv)
             printf("decode     %d tokens after %d in %.3f s: %.1f tok/s, %.2f ms/token\n", M, N, decode_s,
                    dec_tok_s, 1e3 * decode_s / M);
             printf("weights    %.2f MB read per decoded token\n", wbytes / 1e6);
-            printf("machine    memory read %.2f GB/s (%d threads, best of %d over %d MiB); sgemm %.2f GFLOP/s "
-                   "at M = %d over the layer's shapes\n",
-                   bw, a.threads, BW_PASSES, (int)(bw_bytes >> 20), gemm, N);
+            printf("machine    memory read %.2f GB/s (%d threads over %d MiB, best of %d passes before each of %d "
+                   "decode rounds: %.2f to %.2f); sgemm %.2f GFLOP/s at M = %d over the layer's shapes\n",
+                   bw, a.threads, (int)(bwb.bytes >> 20), BW_PASSES, BW_ROUNDS, bw_min, bw_max, gemm, N);
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit)\n", roof,
-                   1e3 * wbytes / (bw * 1e9));
+                   1e3 * limit_s / M);
             printf("prefill GEMM fraction     %.3f\n", gfrac);
             if (qual.tokens)
                 printf("quality    %s vs f32 weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
@@ -646,6 +673,7 @@ int main(int argc, char **argv)
     rc = checksum < 0 ? 1 : 0;  /* the bandwidth sums are used, so the reads cannot be dropped */
 
 done:
+    free(bwb.p);
     free(prompt);
     free(logits);
     dintattn_session_free(sess);
