@@ -2636,6 +2636,8 @@ typedef struct dintattn__pool {
     void *arg;
 } dintattn__pool;
 
+#define DINTATTN__QB 128 /* prefill attention: queries per block */
+
 /* One product of a batch: Y (+)= X @ M^T over the chunk's rows (X rows M->cols wide, stride ldx;
    Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never add). */
 typedef struct dintattn__mm {
@@ -2659,8 +2661,9 @@ struct dintattn_session {
     double *qk64;                           /* [n_batch][heads * d] each for q1, k1, q2, k2 */
     double *q_base, *k_base, *down;         /* Shared-DIFF factored form; down as qk64 with r for d */
     float *rows;                            /* per thread: 3 * n_ctx attention rows */
-    double *tile;                           /* prefill: weight rows converted for sgemm */
+    float *tile;                            /* prefill: weight rows converted for sgemm */
     float *acc;                             /* prefill: [n_batch][widest Q/K] sgemm slices */
+    float *blk;                             /* prefill: A1, A2, W of DINTATTN__QB queries */
     size_t tile_elems;
     dintattn__mm jobs[8];                   /* decode: the matrix-vector products being run */
     int n_jobs, total;                      /* ... and their rows in all */
@@ -2737,6 +2740,73 @@ static void dintattn__attend_run(dintattn_session *s, int h0, int h1, float *row
             if (s->hook) s->hook(s->hook_user, l, i, pos, W, nk);
             dintattn__wv_any(s->simd, o, W, V, nk, dv);
             dintattn__head_post(c, L, i, o);
+        }
+    }
+}
+
+/* One query row of a prefill block: softmax of the scores in A1 (and A2) over its nk keys, then W
+   = A1 - lambda A2 (+ lambda I) for head i, zero beyond nk (up to width) for the W @ V product. */
+static void dintattn__block_row(dintattn_session *s, int i, int pos, float *A1, const float *A2, float *W,
+                                int width)
+{
+    const dintattn_config *c = &s->model->cfg;
+    const int l = s->job_layer, nk = pos + 1;
+    const float lambda = (float)s->model->layers[l].lambda;
+    int j;
+    dintattn__softmax_any(s->simd, A1, nk);
+    if (c->attention == DINTATTN_ATTN_STANDARD) {
+        memcpy(W, A1, sizeof(float) * (size_t)nk);
+    } else if (c->attention == DINTATTN_ATTN_DIFF) {
+        for (j = 0; j < nk; j++) W[j] = A1[j] - lambda * A2[j];
+    } else {
+        dintattn__integral_any(s->simd, s->S + ((size_t)l * c->n_heads + i) * (size_t)s->n_ctx, A1, nk, W,
+                               c->integral);
+        for (j = 0; j < nk; j++) W[j] = A1[j] - lambda * A2[j] + lambda * W[j];
+    }
+    if (s->hook) s->hook(s->hook_user, l, i, pos, W, nk);
+    memset(W + nk, 0, sizeof(float) * (size_t)(width - nk));
+}
+
+/* Prefill attention of the chunk (s->job_*), blocked: for DINTATTN__QB queries at a time and each
+   head, the scores against every key so far are one sgemm (A = Q K^T / sqrt(d)), softmaxed row by
+   row (DINT's S then moves row by row, in order), and the heads' outputs one more (O = W V).
+   Scratch: 3 * DINTATTN__QB * n_ctx floats. The GEMMs go to OpenBLAS's threads. */
+static void dintattn__attend_blocked(dintattn_session *s)
+{
+    const dintattn_config *c = &s->model->cfg;
+    const int l = s->job_layer, H = c->n_heads, d = c->head_dim, dv = c->v_head_dim, n = s->job_n;
+    const size_t T = (size_t)s->n_ctx;
+    const float scale = (float)(1.0 / sqrt((double)d));
+    const int diff = c->attention != DINTATTN_ATTN_STANDARD;
+    int b0, nb, width, i, h0, h1, t;
+    for (b0 = 0; b0 < n; b0 += nb) {
+        float *A1 = s->blk, *A2, *W;
+        nb = n - b0 < DINTATTN__QB ? n - b0 : DINTATTN__QB;
+        width = s->job_pos0 + b0 + nb; /* keys the block's last row sees */
+        A2 = A1 + (size_t)nb * width;
+        W = A2 + (size_t)nb * width;
+        for (h0 = 0; h0 < H; h0 = h1) {
+            for (h1 = h0 + 1; h1 < H && dintattn__shares_noise(c, h0, h1); h1++) continue;
+            if (diff) {
+                const int q2h = h0 * c->n_q2_heads / H, k2h = h0 * c->n_k2_heads / H;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, width, d, scale,
+                            s->q2 + ((size_t)b0 * c->n_q2_heads + q2h) * d, c->n_q2_heads * d,
+                            s->k2 + ((size_t)l * c->n_k2_heads + k2h) * T * d, d, 0.0f, A2, width);
+                for (t = 0; t < nb; t++) dintattn__softmax_any(s->simd, A2 + (size_t)t * width, s->job_pos0 + b0 + t + 1);
+            }
+            for (i = h0; i < h1; i++) {
+                const float *K1 = s->k1 + ((size_t)l * c->n_k1_heads + (size_t)(i * c->n_k1_heads / H)) * T * d;
+                const float *V = s->v + ((size_t)l * c->n_v_heads + (size_t)(i * c->n_v_heads / H)) * T * dv;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, width, d, scale,
+                            s->q1 + ((size_t)b0 * H + i) * d, H * d, K1, d, 0.0f, A1, width);
+                for (t = 0; t < nb; t++)
+                    dintattn__block_row(s, i, s->job_pos0 + b0 + t, A1 + (size_t)t * width, A2 + (size_t)t * width,
+                                        W + (size_t)t * width, width);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, dv, width, 1.0f, W, width, V, dv, 0.0f,
+                            s->att + ((size_t)b0 * H + i) * dv, H * dv);
+                for (t = 0; t < nb; t++)
+                    dintattn__head_post(c, &s->model->layers[l], i, s->att + ((size_t)(b0 + t) * H + i) * dv);
+            }
         }
     }
 }
@@ -2913,7 +2983,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->k_base, double, s->model->qk_factored ? B * d : 0);
     DINTATTN__CARVE(s->down, double, B * down);
     DINTATTN__CARVE(s->rows, float, dintattn__mul((size_t)s->n_threads * 3, T, overflow));
-    DINTATTN__CARVE(s->tile, double, s->tile_elems);
+    DINTATTN__CARVE(s->blk, float, B > 1 ? dintattn__mul(3 * (size_t)DINTATTN__QB, T, overflow) : 0);
+    DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? B * (size_t)c->n_heads * (d > r ? d : r) : 0);
 #undef DINTATTN__CARVE
     return off;
@@ -2954,10 +3025,18 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
-    if (s->n_batch > 1) { /* prefill converts weight rows for [sd]gemm: at least a row, about 4 MiB */
-        int widest = m->cfg.dim > m->cfg.hidden_dim ? m->cfg.dim : m->cfg.hidden_dim;
-        if (m->cfg.n_heads * m->cfg.v_head_dim > widest) widest = m->cfg.n_heads * m->cfg.v_head_dim;
-        s->tile_elems = (size_t)widest > ((size_t)1 << 19) ? (size_t)widest : (size_t)1 << 19;
+    if (s->n_batch > 1) { /* prefill converts weight rows for sgemm: 4 MiB at most, at least a row */
+        const dintattn_config *c = &m->cfg;
+        size_t widest = (size_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim), cap = (size_t)1 << 20;
+        size_t largest = (size_t)c->vocab_size * (size_t)c->dim; /* no matrix is larger than all of these */
+        if ((size_t)c->n_heads * (size_t)c->v_head_dim > widest) widest = (size_t)c->n_heads * (size_t)c->v_head_dim;
+        if ((size_t)c->hidden_dim * (size_t)c->dim > largest) largest = (size_t)c->hidden_dim * (size_t)c->dim;
+        if ((size_t)c->n_heads * (size_t)(c->head_dim > c->v_head_dim ? c->head_dim : c->v_head_dim) *
+                (size_t)c->dim > largest)
+            largest = (size_t)c->n_heads * (size_t)(c->head_dim > c->v_head_dim ? c->head_dim : c->v_head_dim) *
+                      (size_t)c->dim;
+        s->tile_elems = largest < cap ? largest : cap;
+        if (s->tile_elems < widest) s->tile_elems = widest;
     }
     bytes = dintattn__session_layout(s, NULL, &overflow);
     s->block = overflow ? NULL : dintattn__calloc(bytes + 64, 1);
@@ -3068,7 +3147,7 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__mm *j)
 {
     const dintattn__mat *M = j->M;
     const int K = M->cols, N = M->rows, tr = (int)(s->tile_elems / (size_t)K);
-    float *tile = (float *)(void *)s->tile;
+    float *tile = s->tile;
     int r0, nr;
     if (M->type == DINTATTN__W_F32) {
         if (j->y64)
@@ -3217,8 +3296,12 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     s->job_layer = l;
     s->job_n = n;
     s->job_pos0 = pos0;
-    s->next = 0;
-    dintattn__pool_run(s, dintattn__attend_heads, s);
+    if (n > 1) {
+        dintattn__attend_blocked(s);
+    } else {
+        s->next = 0;
+        dintattn__pool_run(s, dintattn__attend_heads, s);
+    }
     jo = dintattn__job(&L->wo, s->att, HV, s->x, D, 1);
     dintattn__products(s, n, &jo, 1);
 }
