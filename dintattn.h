@@ -30,7 +30,10 @@
    threads; a session (KV cache, DINT integral state S, scratch) and a sampler belong to one
    thread at a time. A session's attention hook runs on its worker threads. A session allocates
    all its memory when created (dintattn_session_bytes) and nothing per token.
-   Environment: DINTATTN_NO_SIMD=1 makes new sessions use the portable attention loops.
+   Environment: DINTATTN_NO_SIMD=1 makes new sessions use the portable C kernels everywhere;
+   DINTATTN_NO_SIMD=512 stops at AVX2 (otherwise AVX-512F is used where the CPU has it).
+   OpenBLAS runs the prefill GEMMs on its own threads (openblas_set_num_threads); a session's
+   n_threads run decode's matrix-vector rows and attention heads.
 
    CONTENTS
      1. API declarations
@@ -2105,13 +2108,24 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
 #define DINTATTN__LD8_Q8(w, i)                                                                                   \
     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)((const signed char *)(w) + (i)))))
 
+/* Software prefetch DINTATTN__PF_DIST bytes ahead of element i of a row of ES-byte weights (the
+   rows of a thread's share are contiguous, so this runs into the next row): with it the kernels
+   read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32. */
+#define DINTATTN__PF_DIST 2048
+#define DINTATTN__PF(w, i, ES)                                                                                   \
+    do {                                                                                                         \
+        _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST, _MM_HINT_T0);                   \
+        if ((ES) == 4) _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST + 64, _MM_HINT_T0); \
+    } while (0)
+
 /* row . x over the first n - n % 32 elements (the caller adds the tail), for F32, BF16, F16 */
-#define DINTATTN__DOT_AVX2(name, LD)                                                                             \
+#define DINTATTN__DOT_AVX2(name, LD, ES)                                                                             \
     DINTATTN__AVX2 static float name(const void *w, const float *x, size_t n)                                    \
     {                                                                                                            \
         __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                                              \
         size_t i;                                                                                                \
         for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            DINTATTN__PF(w, i, ES);                                                                            \
             s0 = _mm256_fmadd_ps(LD(w, i), _mm256_loadu_ps(x + i), s0);                                          \
             s1 = _mm256_fmadd_ps(LD(w, i + 8), _mm256_loadu_ps(x + i + 8), s1);                                  \
             s2 = _mm256_fmadd_ps(LD(w, i + 16), _mm256_loadu_ps(x + i + 16), s2);                                \
@@ -2119,9 +2133,9 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
         }                                                                                                        \
         return dintattn__hsum8(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));                     \
     }
-DINTATTN__DOT_AVX2(dintattn__dot_f32_avx2, DINTATTN__LD8_F32)
-DINTATTN__DOT_AVX2(dintattn__dot_bf16_avx2, DINTATTN__LD8_BF16)
-DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16)
+DINTATTN__DOT_AVX2(dintattn__dot_f32_avx2, DINTATTN__LD8_F32, 4)
+DINTATTN__DOT_AVX2(dintattn__dot_bf16_avx2, DINTATTN__LD8_BF16, 2)
+DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16, 2)
 
 /* Q8: each block of 32 summed, then scaled; two blocks in flight */
 DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc, const float *x, size_t n)
@@ -2130,6 +2144,7 @@ DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m256 a = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_loadu_ps(x + i));
+        DINTATTN__PF(w, i, 1);
         __m256 b = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i + 32), _mm256_loadu_ps(x + i + 32));
         a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 8), _mm256_loadu_ps(x + i + 8), a);
         b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 40), _mm256_loadu_ps(x + i + 40), b);
@@ -2152,13 +2167,14 @@ DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc
 
 /* The Q/K projections' row . x: products summed in f32 within each block of 32 (two or four
    products per lane), blocks scaled and accumulated in double. Covers n - n % 32 elements. */
-#define DINTATTN__DOT64_AVX2(name, LD)                                                                           \
+#define DINTATTN__DOT64_AVX2(name, LD, ES)                                                                           \
     DINTATTN__AVX2 static double name(const void *w, const float *sc, const float *x, size_t n)                  \
     {                                                                                                            \
         __m256d s0 = _mm256_setzero_pd(), s1 = s0;                                                               \
         __m128d h;                                                                                               \
         size_t i;                                                                                                \
         for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            DINTATTN__PF(w, i, ES);                                                                            \
             __m256 a = _mm256_mul_ps(LD(w, i), _mm256_loadu_ps(x + i));                                          \
             __m256 b = _mm256_mul_ps(LD(w, i + 8), _mm256_loadu_ps(x + i + 8));                                  \
             __m256d lo, hi, k;                                                                                   \
@@ -2175,10 +2191,10 @@ DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc
         h = _mm_add_pd(_mm256_castpd256_pd128(s0), _mm256_extractf128_pd(s0, 1));                                \
         return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));                                              \
     }
-DINTATTN__DOT64_AVX2(dintattn__dot64_f32_avx2, DINTATTN__LD8_F32)
-DINTATTN__DOT64_AVX2(dintattn__dot64_bf16_avx2, DINTATTN__LD8_BF16)
-DINTATTN__DOT64_AVX2(dintattn__dot64_f16_avx2, DINTATTN__LD8_F16)
-DINTATTN__DOT64_AVX2(dintattn__dot64_q8_avx2, DINTATTN__LD8_Q8)
+DINTATTN__DOT64_AVX2(dintattn__dot64_f32_avx2, DINTATTN__LD8_F32, 4)
+DINTATTN__DOT64_AVX2(dintattn__dot64_bf16_avx2, DINTATTN__LD8_BF16, 2)
+DINTATTN__DOT64_AVX2(dintattn__dot64_f16_avx2, DINTATTN__LD8_F16, 2)
+DINTATTN__DOT64_AVX2(dintattn__dot64_q8_avx2, DINTATTN__LD8_Q8, 1)
 
 /* AVX-512F: 16 weights at a time. (GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized in C++.) */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -2194,27 +2210,29 @@ DINTATTN__DOT64_AVX2(dintattn__dot64_q8_avx2, DINTATTN__LD8_Q8)
 #define DINTATTN__LD16_Q8(w, i)                                                                                  \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((const signed char *)(w) + (i)))))
 
-#define DINTATTN__DOT_AVX512(name, LD)                                                                           \
+#define DINTATTN__DOT_AVX512(name, LD, ES)                                                                           \
     DINTATTN__AVX512 static float name(const void *w, const float *x, size_t n)                                  \
     {                                                                                                            \
         __m512 s0 = _mm512_setzero_ps(), s1 = s0;                                                                \
         size_t i;                                                                                                \
         for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            DINTATTN__PF(w, i, ES);                                                                            \
             s0 = _mm512_fmadd_ps(LD(w, i), _mm512_loadu_ps(x + i), s0);                                          \
             s1 = _mm512_fmadd_ps(LD(w, i + 16), _mm512_loadu_ps(x + i + 16), s1);                                \
         }                                                                                                        \
         return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));                                                      \
     }
-DINTATTN__DOT_AVX512(dintattn__dot_f32_avx512, DINTATTN__LD16_F32)
-DINTATTN__DOT_AVX512(dintattn__dot_bf16_avx512, DINTATTN__LD16_BF16)
-DINTATTN__DOT_AVX512(dintattn__dot_f16_avx512, DINTATTN__LD16_F16)
+DINTATTN__DOT_AVX512(dintattn__dot_f32_avx512, DINTATTN__LD16_F32, 4)
+DINTATTN__DOT_AVX512(dintattn__dot_bf16_avx512, DINTATTN__LD16_BF16, 2)
+DINTATTN__DOT_AVX512(dintattn__dot_f16_avx512, DINTATTN__LD16_F16, 2)
 
-#define DINTATTN__DOT64_AVX512(name, LD)                                                                         \
+#define DINTATTN__DOT64_AVX512(name, LD, ES)                                                                         \
     DINTATTN__AVX512 static double name(const void *w, const float *sc, const float *x, size_t n)                \
     {                                                                                                            \
         __m512d s0 = _mm512_setzero_pd(), s1 = s0;                                                               \
         size_t i;                                                                                                \
         for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            DINTATTN__PF(w, i, ES);                                                                            \
             __m512 a = _mm512_mul_ps(LD(w, i), _mm512_loadu_ps(x + i));                                          \
             __m512d k = _mm512_set1_pd(sc ? (double)sc[i / 32] : 1.0);                                           \
             a = _mm512_fmadd_ps(LD(w, i + 16), _mm512_loadu_ps(x + i + 16), a);                                  \
@@ -2223,10 +2241,10 @@ DINTATTN__DOT_AVX512(dintattn__dot_f16_avx512, DINTATTN__LD16_F16)
         }                                                                                                        \
         return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));                                                      \
     }
-DINTATTN__DOT64_AVX512(dintattn__dot64_f32_avx512, DINTATTN__LD16_F32)
-DINTATTN__DOT64_AVX512(dintattn__dot64_bf16_avx512, DINTATTN__LD16_BF16)
-DINTATTN__DOT64_AVX512(dintattn__dot64_f16_avx512, DINTATTN__LD16_F16)
-DINTATTN__DOT64_AVX512(dintattn__dot64_q8_avx512, DINTATTN__LD16_Q8)
+DINTATTN__DOT64_AVX512(dintattn__dot64_f32_avx512, DINTATTN__LD16_F32, 4)
+DINTATTN__DOT64_AVX512(dintattn__dot64_bf16_avx512, DINTATTN__LD16_BF16, 2)
+DINTATTN__DOT64_AVX512(dintattn__dot64_f16_avx512, DINTATTN__LD16_F16, 2)
+DINTATTN__DOT64_AVX512(dintattn__dot64_q8_avx512, DINTATTN__LD16_Q8, 1)
 
 DINTATTN__AVX512 static float dintattn__dot_q8_avx512(const void *w, const float *sc, const float *x, size_t n)
 {
@@ -2234,6 +2252,7 @@ DINTATTN__AVX512 static float dintattn__dot_q8_avx512(const void *w, const float
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512 a = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i), _mm512_loadu_ps(x + i));
+        DINTATTN__PF(w, i, 1);
         __m512 b = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i + 32), _mm512_loadu_ps(x + i + 32));
         a = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 16), _mm512_loadu_ps(x + i + 16), a);
         b = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 48), _mm512_loadu_ps(x + i + 48), b);
