@@ -2569,6 +2569,18 @@ DINTATTN__AVX2 static void dintattn__wv_avx2(float *o, const float *W, const flo
     }
 }
 
+/* SwiGLU's g <- silu(g) * u = g / (1 + e^-g) * u, eight at a time. */
+DINTATTN__AVX2 static void dintattn__swiglu_avx2(float *g, const float *u, size_t n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(g + i), e = dintattn__exp8(_mm256_sub_ps(zero, v));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_div_ps(v, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+    }
+    dintattn__swiglu(g + i, u + i, n - i);
+}
+
 /* S += a1 and G = S / nk in double, four at a time; then the softmax of G. */
 DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, int nk, float *out,
                                                    dintattn_integral form)
@@ -2587,6 +2599,18 @@ DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, i
     if (form == DINTATTN_INTEGRAL_SOFTMAX) dintattn__softmax_avx2(out, nk);
 }
 #endif
+
+static void dintattn__swiglu_any(int simd, float *g, const float *u, size_t n)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd) {
+        dintattn__swiglu_avx2(g, u, n);
+        return;
+    }
+#endif
+    (void)simd;
+    dintattn__swiglu(g, u, n);
+}
 
 static void dintattn__softmax_any(int simd, float *x, int n)
 {
@@ -2661,6 +2685,7 @@ typedef struct dintattn__pool {
    Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never add). */
 typedef struct dintattn__mm {
     const dintattn__mat *M;
+    const dintattn__mat *up;                /* decode SwiGLU: y = silu(M x) * (up x), row by row */
     const float *x;
     float *y;
     double *y64;
@@ -3126,6 +3151,9 @@ static void dintattn__matvec_worker(void *arg, int tid, int n_tid)
         for (r = r0; r < r1; r++) {
             if (j->y64) {
                 j->y64[r] = dintattn__rowdot64_any(s->simd, j->M, r, j->x);
+            } else if (j->up) {
+                float g = dintattn__rowdot_any(s->simd, j->M, r, j->x);
+                j->y[r] = g / (1.0f + expf(-g)) * dintattn__rowdot_any(s->simd, j->up, r, j->x);
             } else {
                 float v = dintattn__rowdot_any(s->simd, j->M, r, j->x);
                 j->y[r] = j->add ? j->y[r] + v : v;
@@ -3330,18 +3358,23 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
 {
     const dintattn_config *c = &s->model->cfg;
     const dintattn__layer *L = &s->model->layers[l];
-    const int D = c->dim, F = c->hidden_dim;
+    const int D = c->dim, F = c->hidden_dim, silu = c->ffn_act == DINTATTN_FFN_SILU;
     dintattn__mm jobs[2];
     int t;
     dintattn__rmsnorm_rows(s->xn, s->x, L->ffn_norm, n, D, c->norm_eps);
     jobs[0] = dintattn__job(&L->w_gate, s->xn, D, s->gate, F, 0);
     jobs[1] = dintattn__job(&L->w_up, s->xn, D, s->up, F, 0);
-    dintattn__products(s, n, jobs, 2);
-    if (c->ffn_act == DINTATTN_FFN_SILU)
-        dintattn__swiglu(s->gate, s->up, (size_t)n * F);
-    else
-        for (t = 0; t < n; t++)
-            dintattn__polynorm(s->gate + (size_t)t * F, s->up + (size_t)t * F, F, L->act_weight, L->act_bias);
+    if (n == 1 && silu) { /* decode: SwiGLU row by row inside the product, no hand-off */
+        jobs[0].up = &L->w_up;
+        dintattn__products(s, n, jobs, 1);
+    } else {
+        dintattn__products(s, n, jobs, 2);
+        if (silu)
+            dintattn__swiglu_any(s->simd, s->gate, s->up, (size_t)n * F);
+        else
+            for (t = 0; t < n; t++)
+                dintattn__polynorm(s->gate + (size_t)t * F, s->up + (size_t)t * F, F, L->act_weight, L->act_bias);
+    }
     jobs[0] = dintattn__job(&L->w_down, s->gate, F, s->x, D, 1);
     dintattn__products(s, n, jobs, 1);
 }

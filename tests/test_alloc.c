@@ -33,8 +33,9 @@ static void counting_free(void *p)
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 
-/* Loads `path` with allocation budget k; returns 1 once everything succeeded. */
-static int attempt(const char *path, dintattn_qk_form form, int n_threads, long k)
+/* Loads `path` with allocation budget k; returns 1 once everything succeeded. Once the session
+   exists, prefill and decode get a budget of 0: they must not allocate at all. */
+static int attempt(const char *path, dintattn_qk_form form, dintattn_weights weights, int n_threads, long k)
 {
     dintattn_model *m = NULL;
     dintattn_session *s = NULL;
@@ -46,11 +47,19 @@ static int attempt(const char *path, dintattn_qk_form form, int n_threads, long 
     memset(&lo, 0, sizeof lo);
     memset(&so, 0, sizeof so);
     lo.qk_form = form;
+    lo.weights = weights;
     so.n_threads = n_threads;
     budget = k;
     r = dintattn_model_load(path, &lo, &m, &err);
     if (r == DINTATTN_OK) r = dintattn_session_new(m, &so, &s, &err);
-    if (r == DINTATTN_OK) r = dintattn_prefill(s, ids, 3, NULL, 0, &err); /* allocates nothing */
+    if (r == DINTATTN_OK) {
+        float logits[128];
+        budget = 0;
+        assert_true(dintattn_model_config(m)->vocab_size <= 128);
+        assert_int_equal(dintattn_prefill(s, ids, 3, logits, 0, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_decode(s, 4, logits, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(s, ids, 2, NULL, 0, &err), DINTATTN_OK);
+    }
     budget = -1;
     if (r != DINTATTN_OK) {
         assert_int_equal(r, DINTATTN_ERR_NOMEM);
@@ -62,11 +71,12 @@ static int attempt(const char *path, dintattn_qk_form form, int n_threads, long 
     return r == DINTATTN_OK;
 }
 
-static void check_every_failure_point(const char *path, dintattn_qk_form form, int n_threads)
+static void check_every_failure_point(const char *path, dintattn_qk_form form, dintattn_weights weights,
+                                      int n_threads)
 {
     long k;
     for (k = 0; k < 100000; k++)
-        if (attempt(path, form, n_threads, k)) break;
+        if (attempt(path, form, weights, n_threads, k)) break;
     /* the header, config, tensor table, conversions and the session each allocate */
     assert_true(k >= 6);
     assert_true(k < 100000);
@@ -75,8 +85,14 @@ static void check_every_failure_point(const char *path, dintattn_qk_form form, i
 static void test_allocation_failure_is_an_error_not_a_crash(void **state)
 {
     (void)state;
-    check_every_failure_point("tests/fixtures/dint_groupnorm_perhead_polynorm_f16.safetensors", DINTATTN_QK_AUTO, 1);
-    check_every_failure_point("tests/fixtures/shared_diff_r2_f32.safetensors", DINTATTN_QK_MERGED, 3);
+    check_every_failure_point("tests/fixtures/dint_groupnorm_perhead_polynorm_f16.safetensors", DINTATTN_QK_AUTO,
+                              DINTATTN_WEIGHTS_FILE, 1);
+    check_every_failure_point("tests/fixtures/shared_diff_r2_f32.safetensors", DINTATTN_QK_MERGED,
+                              DINTATTN_WEIGHTS_FILE, 3);
+    check_every_failure_point("tests/fixtures/shared_diff_r2_f32.safetensors", DINTATTN_QK_MERGED,
+                              DINTATTN_WEIGHTS_BF16, 2);
+    check_every_failure_point("tests/fixtures/conv_dint_grouped_gqa_f32.safetensors", DINTATTN_QK_AUTO,
+                              DINTATTN_WEIGHTS_Q8, 2);
 }
 
 /* The tokenizer with allocation budget k: the toy rank file (tests/fixtures/toy.tiktoken) from

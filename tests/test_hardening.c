@@ -100,11 +100,14 @@ static void poke(model_file *f, const char *name, size_t i, float v)
     p[2 * i + 1] = (unsigned char)(h >> 8);
 }
 
+static dintattn_weights load_weights = DINTATTN_WEIGHTS_FILE; /* the precision load_mem asks for */
+
 static dintattn_result load_mem(const model_file *f, int check, dintattn_model **m, dintattn_error *err)
 {
     dintattn_load_options o;
     memset(&o, 0, sizeof o);
     o.check_finite = check;
+    o.weights = load_weights;
     return dintattn_model_load_memory(f->bytes, f->size, &o, m, err);
 }
 
@@ -287,6 +290,26 @@ static void test_nan_weights_run_without_check(void **state)
     }
 }
 
+/* The same with weights converted at load: a Q8 block holding NaN or infinity gets a NaN scale,
+   BF16 keeps NaN and infinity; neither may crash, hang or sample out of range. */
+static void test_nan_weights_run_converted(void **state)
+{
+    static const char *const mats[] = {"layers.0.attn.wq1", "layers.1.attn.wk2", "layers.0.attn.wv",
+                                       "layers.1.ffn.w_down", "output.weight", "tok_embeddings.weight", NULL};
+    const dintattn_weights kinds[2] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_BF16};
+    int t, k;
+    (void)state;
+    for (k = 0; k < 2; k++)
+        for (t = 0; mats[t]; t++) {
+            model_file f = read_model("conv_dint_grouped_gqa_f32");
+            poke(&f, mats[t], 3, t % 2 ? INFINITY : NAN);
+            load_weights = kinds[k];
+            run_poisoned(&f, mats[t]);
+            load_weights = DINTATTN_WEIGHTS_FILE;
+            free(f.bytes);
+        }
+}
+
 /* --- the fuzzers' corpora, replayed -------------------------------------------------------- */
 
 static int replay_dir(const char *dir, int (*one)(const uint8_t *, size_t))
@@ -353,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_check_finite_accepts_every_fixture),
         cmocka_unit_test(test_check_finite_refuses_infinite_lambda),
         cmocka_unit_test(test_nan_weights_run_without_check),
+        cmocka_unit_test(test_nan_weights_run_converted),
         cmocka_unit_test(test_replay_header_corpus),
         cmocka_unit_test(test_replay_model_corpus),
         cmocka_unit_test(test_replay_tokenizer_corpus),
