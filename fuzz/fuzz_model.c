@@ -1,6 +1,7 @@
 /* libFuzzer harness: whole-model load from a mutated valid file (seeds: the fixtures in tests/fixtures),
    then, if it loads, a session that prefills a few tokens and decodes one, and a sampler that
-   draws from the logits: the run-time code sees whatever weights (NaN, inf, huge) survive. */
+   draws from the logits: the run-time code sees whatever weights (NaN, inf, huge) survive, held
+   as stored or converted to f32, bf16 or q8. */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 
@@ -57,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&lo, 0, sizeof lo);
     lo.qk_form = (dintattn_qk_form)(size % 3);
     lo.check_finite = (size >> 2) & 1;
+    lo.weights = (dintattn_weights)((size >> 3) % 4); /* as stored, f32, bf16, q8 */
     r = dintattn_model_load_memory(copy, size, &lo, &m, &err);
     if (r != DINTATTN_OK) {
         if (m || err.code != r || !err.message[0]) abort();
