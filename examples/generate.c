@@ -1,7 +1,7 @@
 /* generate: streams text from a model, token by token.
 
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
-                         [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--tokenizer FILE]
+                         [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W] [--tokenizer FILE]
 
    With no MODEL it runs the model shipped in the repository (models/dint-kjv.safetensors). */
 #define _POSIX_C_SOURCE 200809L
@@ -31,13 +31,15 @@ static const char *usage =
     "  --min-p M           drop tokens below M x p(most likely); 0 = off (default 0.05)\n"
     "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1.1)\n"
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
-    "  --threads T         attention threads (default 2)\n"
+    "  --threads T         decode threads (default 2)\n"
+    "  --weights W         hold weights as stored (file, the default) or as f32, bf16 or q8\n"
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"
     "  -h, --help          this text\n";
 
 typedef struct args {
     const char *model, *prompt, *prompt_file, *tokenizer;
     int n, threads, has_seed;
+    dintattn_weights weights;
     unsigned long long seed;  /* with has_seed */
     dintattn_sampler_options sampling;
 } args;
@@ -94,6 +96,13 @@ static int parse_args(int argc, char **argv, args *a)
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) a->prompt_file = val;
         else if (!strcmp(f, "--tokenizer")) a->tokenizer = val;
+        else if (!strcmp(f, "--weights")) {
+            static const char *const names[] = {"file", "f32", "bf16", "q8"};
+            int k;
+            for (k = 0; k < 4 && strcmp(val, names[k]); k++) continue;
+            bad = k == 4;
+            a->weights = (dintattn_weights)(k % 4);
+        }
         else if (!strcmp(f, "-n")) bad = parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
         else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
         else if (!strcmp(f, "--top-k")) bad = parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
@@ -181,6 +190,7 @@ int main(int argc, char **argv)
     dintattn_session *sess = NULL;
     dintattn_sampler *sampler = NULL;
     dintattn_session_options so;
+    dintattn_load_options lo;
     char *text = NULL;
     size_t text_len = 0;
     int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, eos, n_ctx, V;
@@ -203,7 +213,9 @@ int main(int argc, char **argv)
             a.model = beside;
         }
     }
-    if (dintattn_model_load(a.model, NULL, &model, &err)) return fail(a.model, err.message);
+    memset(&lo, 0, sizeof lo);
+    lo.weights = a.weights;
+    if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
     if ((a.tokenizer ? dintattn_tokenizer_load(a.tokenizer, &tok, &err) : dintattn_tokenizer_from_model(model, &tok, &err))) {
         fail(a.tokenizer ? a.tokenizer : a.model, err.message);
         goto done;

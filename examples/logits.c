@@ -1,6 +1,7 @@
 /* logits: writes the logits of every position of a token sequence, for checking the engine.
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
+                       [--weights file|f32|bf16|q8]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
    [N, vocab_size]. Default: one prefill of all ids; --decode: one token at a time; --chunk K:
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     dintattn_model *model = NULL;
     dintattn_session *sess = NULL;
     dintattn_session_options so;
+    dintattn_load_options lo;
     int *ids = NULL, n, chunk = 0, i, rc = 1;
     float *logits = NULL;
     FILE *out = NULL;
@@ -65,13 +67,23 @@ int main(int argc, char **argv)
     size_t V;
 
     memset(&so, 0, sizeof so);
-    if (argc < 4) return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]");
+    memset(&lo, 0, sizeof lo);
+    if (argc < 4)
+        return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
+                   "[--weights file|f32|bf16|q8]");
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
             if (parse_int(argv[++i], &chunk)) return die("--chunk needs a positive integer");
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             if (parse_int(argv[++i], &so.n_threads)) return die("--threads needs a positive integer");
+        } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
+            static const char *const names[] = {"file", "f32", "bf16", "q8"};
+            const char *w = argv[++i];
+            int k;
+            for (k = 0; k < 4 && strcmp(w, names[k]); k++) continue;
+            if (k == 4) return die("--weights must be file, f32, bf16 or q8");
+            lo.weights = (dintattn_weights)k;
         } else {
             snprintf(msg, sizeof msg, "unknown argument '%.200s'", argv[i]);
             return die(msg);
@@ -82,7 +94,7 @@ int main(int argc, char **argv)
         free(ids);
         return die("IDS must be comma-separated integers, e.g. 1,2,3");
     }
-    if (dintattn_model_load(argv[1], NULL, &model, &err) != DINTATTN_OK) {
+    if (dintattn_model_load(argv[1], &lo, &model, &err) != DINTATTN_OK) {
         free(ids);
         return die(err.message);
     }

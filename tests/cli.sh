@@ -23,6 +23,13 @@ for mode in "--decode" "--chunk 4" "--threads 2"; do
     fi
 done
 cmp -s "$tmp/base.bin" "$tmp/l.bin" && ok || bad "--threads 2 changed the logits"
+# --weights f32 of an F32 file is the same bytes; q8 writes the same shape, different values
+"$bin" $fx/$name.safetensors "$ids" "$tmp/w.bin" --weights f32 && cmp -s "$tmp/base.bin" "$tmp/w.bin" && ok ||
+    bad "--weights f32 changed the logits of an F32 model"
+"$bin" $fx/conv_dint_grouped_gqa_f32.safetensors 1,2,3 "$tmp/w8.bin" --weights q8 &&
+    "$bin" $fx/conv_dint_grouped_gqa_f32.safetensors 1,2,3 "$tmp/w32.bin" &&
+    [ "$(wc -c <"$tmp/w8.bin")" -eq "$(wc -c <"$tmp/w32.bin")" ] && ! cmp -s "$tmp/w8.bin" "$tmp/w32.bin" && ok ||
+    bad "--weights q8"
 
 long=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "%s%d", (i ? "," : ""), i % 7 }')
 expect_error "no arguments"
@@ -35,6 +42,7 @@ expect_error "non-numeric ids" $fx/$name.safetensors abc "$tmp/o.bin"
 expect_error "more ids than the context" $fx/$name.safetensors "$long" "$tmp/o.bin"
 expect_error "bad --chunk" $fx/$name.safetensors 1,2 "$tmp/o.bin" --chunk 0
 expect_error "bad --threads" $fx/$name.safetensors 1,2 "$tmp/o.bin" --threads x
+expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q4
 expect_error "unknown flag" $fx/$name.safetensors 1,2 "$tmp/o.bin" --frobnicate
 expect_error "unwritable output" $fx/$name.safetensors 1,2 "$tmp/no/such/dir/o.bin"
 head -c 1000 $fx/$name.safetensors >"$tmp/trunc.safetensors"

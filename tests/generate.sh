@@ -24,6 +24,13 @@ if [ -f models/dint-kjv.safetensors ]; then
     "$bin" -p "In the beginning" -n 8 --seed 1 >"$tmp/e" 2>"$tmp/e.err" && [ -s "$tmp/e" ] && ok || bad "the shipped model: $(cat "$tmp/e.err")"
 fi
 "$bin" --help >"$tmp/help" 2>&1 && grep -q -- "--repeat-penalty" "$tmp/help" && ok || bad "--help"
+# every weight precision runs; q8 and bf16 text stays text (greedy, so it is comparable)
+for w in file f32 bf16 q8; do
+    "$bin" $model -p "And God said" -n 8 --temp 0 --weights $w >"$tmp/w_$w" 2>"$tmp/w.err" &&
+        case $(head -c 12 "$tmp/w_$w") in "And God said") ok ;; *) bad "--weights $w: no prompt echo" ;; esac ||
+        bad "--weights $w: $(cat "$tmp/w.err")"
+done
+cmp -s "$tmp/w_file" "$tmp/w_f32" && ok || bad "--weights f32 differs from file on an f32 model"
 
 long=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "word%d ", i }')
 expect_error "missing model" "$tmp/none.safetensors" -p hi
@@ -38,6 +45,7 @@ expect_error "bad --seed" $model -p hi --seed -5
 expect_error "bad --threads" $model -p hi --threads 0
 expect_error "unknown flag" $model -p hi --frobnicate 1
 expect_error "flag without value" $model -p
+expect_error "bad --weights" $model -p hi --weights q4
 expect_error "both -p and -f" $model -p hi -f "$tmp/prompt.txt"
 expect_error "missing prompt file" $model -f "$tmp/none.txt"
 expect_error "missing tokenizer file" $model -p hi --tokenizer "$tmp/none.tiktoken"
