@@ -28,8 +28,9 @@
 
    Threads: a model and a tokenizer are read-only once loaded and may be shared by any number of
    threads; a session (KV cache, DINT integral state S, scratch) and a sampler belong to one
-   thread at a time. A session's attention hook runs on its worker threads. A session allocates
-   all its memory when created (dintattn_session_bytes) and nothing per token.
+   thread at a time. A session runs its own n_threads pool in decode; its attention hook runs on
+   those threads, for different heads at once (in prefill, on the calling thread). A session
+   allocates all its memory when created (dintattn_session_bytes) and nothing per token.
    Environment: DINTATTN_NO_SIMD=1 makes new sessions use the portable C kernels everywhere;
    DINTATTN_NO_SIMD=512 stops at AVX2 (otherwise AVX-512F is used where the CPU has it).
    OpenBLAS runs the prefill GEMMs on its own threads (openblas_set_num_threads); a session's
