@@ -2073,6 +2073,7 @@ static double dintattn__rowdot64(const dintattn__mat *M, int r, const float *x)
    above run everywhere else (and under DINTATTN_NO_SIMD=1). */
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define DINTATTN__HAVE_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #define DINTATTN__AVX2 __attribute__((target("avx2,fma,f16c")))
 #define DINTATTN__AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
@@ -2282,9 +2283,11 @@ static int dintattn__simd(void)
     int cap = 2;
     if (env && strcmp(env, "512") == 0) cap = 1;
     else if (env && env[0] && env[0] != '0') return 0;
+    unsigned a, b, c = 0, d;
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
-        return 0;
+    /* F16C (CPUID.1:ECX bit 29) has no __builtin_cpu_supports name in every compiler */
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 29))) return 0;
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
     return cap == 2 && __builtin_cpu_supports("avx512f") ? 2 : 1;
 #else
     return 0;
