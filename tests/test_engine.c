@@ -169,15 +169,7 @@ static void test_grouped_and_low_rank_equal_their_expanded_twins(void **state)
 
 static dintattn_model *load_weights(const char *name, dintattn_weights w)
 {
-    char path[256];
-    dintattn_model *m = NULL;
-    dintattn_error err;
-    dintattn_load_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.weights = w;
-    fixture_path(path, sizeof path, name, ".safetensors");
-    if (dintattn_model_load(path, &opt, &m, &err) != DINTATTN_OK) fail_msg("%s: %s", name, err.message);
-    return m;
+    return load_fixture_as(name, DINTATTN_QK_AUTO, w);
 }
 
 /* NAME + ext (.logits, .q8.logits, .bf16.logits), checked to hold N x vocab floats */

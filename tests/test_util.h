@@ -92,8 +92,8 @@ TEST_HELPER double rel_error(const float *a, const float *ref, size_t n)
 }
 
 /* Loads tests/fixtures/NAME.safetensors (or NAME itself, if it is a path) with a Shared-DIFF
-   form; fails the test with the loader's message if it cannot. */
-TEST_HELPER dintattn_model *load_fixture(const char *name, dintattn_qk_form form)
+   form and a weight precision; fails the test with the loader's message if it cannot. */
+TEST_HELPER dintattn_model *load_fixture_as(const char *name, dintattn_qk_form form, dintattn_weights weights)
 {
     char path[256];
     dintattn_model *m = NULL;
@@ -101,10 +101,16 @@ TEST_HELPER dintattn_model *load_fixture(const char *name, dintattn_qk_form form
     dintattn_load_options opt;
     memset(&opt, 0, sizeof opt);
     opt.qk_form = form;
+    opt.weights = weights;
     if (strchr(name, '/')) snprintf(path, sizeof path, "%.250s", name);
     else fixture_path(path, sizeof path, name, ".safetensors");
     if (dintattn_model_load(path, &opt, &m, &err) != DINTATTN_OK) fail_msg("%s: %s", name, err.message);
     return m;
+}
+
+TEST_HELPER dintattn_model *load_fixture(const char *name, dintattn_qk_form form)
+{
+    return load_fixture_as(name, form, DINTATTN_WEIGHTS_FILE);
 }
 
 #endif
