@@ -40,10 +40,11 @@
      1. API declarations
      2. Configuration and errors
      3. File loading (safetensors + JSON)
-     4. Model validation
-     5. Math kernels (RMSNorm, RoPE, softmax, SwiGLU/PolyNorm, matrix products)
-     6. Attention (A1, A2, lambda, the DINT integral S/G/I, head norm)
-     7. The decoder step (prefill / decode)
+     4. Model validation (weight matrices as stored or converted: F32, F16, BF16, Q8)
+     5. Math kernels (RMSNorm, row . x for every weight type in portable C, AVX2 and AVX-512,
+        RoPE, softmax, SwiGLU/PolyNorm, the attention rows: scores, the DINT integral, W V)
+     6. Attention (A1, A2, lambda, the DINT integral S/G/I, head norm; the thread pool)
+     7. The decoder step (prefill by sgemm, blocked attention; decode by matrix-vector rows)
      8. Sampler
      9. Tokenizer
     10. License
@@ -2139,6 +2140,29 @@ DINTATTN__DOT_AVX2(dintattn__dot_f32_avx2, DINTATTN__LD8_F32, 4)
 DINTATTN__DOT_AVX2(dintattn__dot_bf16_avx2, DINTATTN__LD8_BF16, 2)
 DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16, 2)
 
+/* n weights from element `at` of M (n and at multiples of 8 for Q8, of 32) into f32 dst. */
+DINTATTN__AVX2 static void dintattn__rows_avx2(const dintattn__mat *M, size_t at, size_t n, float *dst)
+{
+    const unsigned char *w = (const unsigned char *)M->w + at * dintattn__wsize(M->type);
+    size_t i = 0;
+    switch (M->type) {
+    case DINTATTN__W_BF16:
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, DINTATTN__LD8_BF16(w, i));
+        break;
+    case DINTATTN__W_F16:
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, DINTATTN__LD8_F16(w, i));
+        break;
+    case DINTATTN__W_Q8:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(dst + i, _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_set1_ps(M->scale[(at + i) / 32])));
+        break;
+    default:
+        memcpy(dst, w, n * sizeof(float));
+        i = n;
+    }
+    for (; i < n; i++) dst[i] = dintattn__w_elem(M, at + i);
+}
+
 /* Q8: each block of 32 summed, then scaled; two blocks in flight */
 DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc, const float *x, size_t n)
 {
@@ -2324,6 +2348,19 @@ static float dintattn__rowdot_any(int simd, const dintattn__mat *M, int r, const
     (void)simd;
     return dintattn__rowdot(M, r, x);
 #endif
+}
+
+/* Rows r0 .. r0+nr of M in f32 (prefill's sgemm tiles, embedding rows). */
+static void dintattn__mat_rows_any(int simd, const dintattn__mat *M, int r0, int nr, float *dst)
+{
+#ifdef DINTATTN__HAVE_X86
+    if (simd) {
+        dintattn__rows_avx2(M, (size_t)r0 * (size_t)M->cols, (size_t)nr * (size_t)M->cols, dst);
+        return;
+    }
+#endif
+    (void)simd;
+    dintattn__mat_rows(M, r0, nr, dst, NULL);
 }
 
 static double dintattn__rowdot64_any(int simd, const dintattn__mat *M, int r, const float *x)
@@ -3210,7 +3247,7 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__mm *j)
     }
     for (r0 = 0; r0 < N; r0 += nr) {
         nr = N - r0 < tr ? N - r0 : tr;
-        dintattn__mat_rows(M, r0, nr, tile, NULL);
+        dintattn__mat_rows_any(s->simd, M, r0, nr, tile);
         if (j->y64)
             dintattn__gemm_qk(s, n, j, tile, r0, nr);
         else
@@ -3391,7 +3428,7 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
     const int D = c->dim, V = c->vocab_size;
     dintattn__mm jo;
     int t, l;
-    for (t = 0; t < n; t++) dintattn__mat_rows(&m->tok_embeddings, tokens[t], 1, s->x + (size_t)t * D, NULL);
+    for (t = 0; t < n; t++) dintattn__mat_rows_any(s->simd, &m->tok_embeddings, tokens[t], 1, s->x + (size_t)t * D);
     for (l = 0; l < c->n_layers; l++) {
         dintattn__attention_block(s, l, n, s->pos);
         dintattn__ffn_block(s, l, n);
