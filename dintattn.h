@@ -1489,14 +1489,34 @@ static void dintattn__quantize_block(const float *v, signed char *q, float *scal
     }
 }
 
+/* out[0..n) = elements i.. of tensor t (or of src when t is NULL), as f32: whole spans at a time
+   when the data can be read in place, so that converting a large model takes a moment. */
+static void dintattn__span(const dintattn__tensor *t, const double *src, size_t i, size_t n, float *out)
+{
+    size_t k;
+    if (!t) {
+        for (k = 0; k < n; k++) out[k] = (float)src[i + k];
+    } else if (dintattn__in_place(t) && t->dtype == DINTATTN__F32) {
+        memcpy(out, (const float *)(const void *)t->data + i, n * sizeof(float));
+    } else if (dintattn__in_place(t) && t->dtype == DINTATTN__BF16) {
+        const uint16_t *h = (const uint16_t *)(const void *)t->data + i;
+        for (k = 0; k < n; k++) {
+            uint32_t bits = (uint32_t)h[k] << 16;
+            memcpy(out + k, &bits, 4);
+        }
+    } else {
+        for (k = 0; k < n; k++) out[k] = dintattn__elem(t, i + k);
+    }
+}
+
 /* Fills M ([rows, cols] set) from tensor t, or from src when t is NULL, in the precision `want`
    (a dintattn_weights; FILE means f32 for src). */
 static dintattn_result dintattn__make_mat(dintattn__binder *b, const dintattn__tensor *t, const double *src,
                                           const char *name, int want, dintattn__mat *M)
 {
     const size_t rows = (size_t)M->rows, cols = (size_t)M->cols, n = rows * cols;
-    size_t i, k;
-#define DINTATTN__SRC(i) (t ? dintattn__elem(t, (i)) : (float)src[i])
+    size_t i, k, span;
+    float v[1024];
     if (want == DINTATTN_WEIGHTS_Q8 && cols % 32 != 0) want = DINTATTN_WEIGHTS_FILE;
     if (t && dintattn__in_place(t) && (want == DINTATTN_WEIGHTS_FILE || (want == DINTATTN_WEIGHTS_F32 && t->dtype == DINTATTN__F32) ||
                                   (want == DINTATTN_WEIGHTS_BF16 && t->dtype == DINTATTN__BF16))) {
@@ -1507,16 +1527,21 @@ static dintattn_result dintattn__make_mat(dintattn__binder *b, const dintattn__t
     if (want == DINTATTN_WEIGHTS_BF16) {
         uint16_t *p = (uint16_t *)dintattn__own(b->m, n, sizeof(uint16_t));
         if (!p) goto nomem;
-        for (i = 0; i < n; i++) p[i] = dintattn__f32_to_bf16(DINTATTN__SRC(i));
+        for (i = 0; i < n; i += span) {
+            span = n - i < 1024 ? n - i : 1024;
+            dintattn__span(t, src, i, span, v);
+            for (k = 0; k < span; k++) p[i + k] = dintattn__f32_to_bf16(v[k]);
+        }
         M->w = p;
         M->type = DINTATTN__W_BF16;
     } else if (want == DINTATTN_WEIGHTS_Q8) {
         signed char *q = (signed char *)dintattn__own(b->m, n, 1);
-        float *sc = (float *)dintattn__own(b->m, n / 32, sizeof(float)), v[32];
+        float *sc = (float *)dintattn__own(b->m, n / 32, sizeof(float));
         if (!q || !sc) goto nomem;
-        for (i = 0; i < n; i += 32) {
-            for (k = 0; k < 32; k++) v[k] = DINTATTN__SRC(i + k);
-            dintattn__quantize_block(v, q + i, sc + i / 32);
+        for (i = 0; i < n; i += span) {
+            span = n - i < 1024 ? n - i : 1024; /* n is a multiple of 32, so is span */
+            dintattn__span(t, src, i, span, v);
+            for (k = 0; k < span; k += 32) dintattn__quantize_block(v + k, q + i + k, sc + (i + k) / 32);
         }
         M->w = q;
         M->scale = sc;
@@ -1524,11 +1549,10 @@ static dintattn_result dintattn__make_mat(dintattn__binder *b, const dintattn__t
     } else {
         float *p = (float *)dintattn__own(b->m, n, sizeof(float));
         if (!p) goto nomem;
-        for (i = 0; i < n; i++) p[i] = DINTATTN__SRC(i);
+        dintattn__span(t, src, 0, n, p);
         M->w = p;
         M->type = DINTATTN__W_F32;
     }
-#undef DINTATTN__SRC
     return DINTATTN_OK;
 nomem:
     return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
