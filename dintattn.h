@@ -2731,18 +2731,29 @@ static void dintattn__integral_any(int simd, double *S, const float *a1, int nk,
    6. Attention
    ============================================================================================ */
 
-/* A persistent pool: the caller is thread 0, the workers 1..n. A job starts when `generation`
-   moves; workers spin briefly for the next job (decode runs dozens per token), then sleep on `go`. */
+/* A persistent pool for decode: the caller is thread 0, the workers 1..n. A job is a number of
+   units (chunks of matrix rows, or runs of heads); each thread owns a contiguous share and takes
+   its units one at a time through its own counter, then takes what is left of the others' (see
+   dintattn__take). The job ends when every unit is done, whether or not every worker woke up for
+   it, so a preempted or slow thread costs at most the unit it holds. Workers spin briefly for the
+   next job (decode runs dozens per token), then sleep on `go`. */
 typedef struct dintattn__pool {
     pthread_t *threads;
     int n;                                  /* worker threads (the caller is thread 0 besides) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    unsigned long generation;               /* atomic */
-    int pending, quit;                      /* atomic */
-    void (*fn)(void *arg, int tid, int n_tid);
-    void *arg;
+    unsigned long generation;               /* atomic: the job being run */
+    int started, quit, caller_waits;        /* atomic */
 } dintattn__pool;
+
+enum { DINTATTN__JOB_ROWS, DINTATTN__JOB_HEADS };
+#define DINTATTN__UNIT_ROWS 16 /* matrix rows a unit (at least; more for huge jobs) */
+/* Decode jobs reading fewer bytes than this run on the calling thread alone (a hand-off costs more
+   than a second thread saves). The tests define it as 0 so that every job uses the pool. */
+#ifndef DINTATTN_SOLO_BYTES
+#define DINTATTN_SOLO_BYTES ((size_t)256 << 10)
+#endif
+static const size_t dintattn__solo_bytes = DINTATTN_SOLO_BYTES;
 
 #define DINTATTN__QB 128 /* prefill attention: queries per block */
 
@@ -2776,7 +2787,10 @@ struct dintattn_session {
     size_t tile_elems;
     dintattn__mm jobs[8];                   /* decode: the matrix-vector products being run */
     int n_jobs, total;                      /* ... and their rows in all */
-    int next;                               /* atomic: the next run of heads to attend */
+    /* the pool's current job: written by the caller only while no unit of it is left */
+    int job_kind, job_units, unit_rows;
+    int done;                               /* atomic: units finished */
+    uint64_t *claims;                       /* per thread, 64 bytes apart: job | next unit | end */
     dintattn_attn_hook hook;
     void *hook_user;
     dintattn__pool pool;
@@ -2920,20 +2934,19 @@ static void dintattn__attend_blocked(dintattn_session *s)
     }
 }
 
-/* Worker body: the threads take runs of heads sharing A2 from a shared counter, in order. */
-static void dintattn__attend_heads(void *arg, int tid, int n_tid)
+/* The runs of heads sharing A2 (the units of a decode attention job): how many, or (want >= 0)
+   the bounds of run `want`. */
+static int dintattn__head_runs(const dintattn_config *c, int want, int *h0, int *h1)
 {
-    dintattn_session *s = (dintattn_session *)arg;
-    const dintattn_config *c = &s->model->cfg;
-    int h0, h1, run, want = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
-    (void)n_tid;
-    for (h0 = 0, run = 0; h0 < c->n_heads; h0 = h1, run++) {
-        for (h1 = h0 + 1; h1 < c->n_heads && dintattn__shares_noise(c, h0, h1); h1++) continue;
+    int a, b, run;
+    for (a = 0, run = 0; a < c->n_heads; a = b, run++) {
+        for (b = a + 1; b < c->n_heads && dintattn__shares_noise(c, a, b); b++) continue;
         if (run == want) {
-            dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
-            want = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+            *h0 = a;
+            *h1 = b;
         }
     }
+    return run;
 }
 
 /* --- a persistent thread pool ------------------------------------------------------------- */
@@ -2948,6 +2961,53 @@ static void dintattn__pause(void)
 #endif
 }
 
+/* A thread's counter packs the job's generation (24 bits), its next unit and the end of its share
+   (20 bits each), so that one compare-and-swap takes a unit of the right job only. */
+static uint64_t dintattn__claim(unsigned long gen, unsigned next, unsigned end)
+{
+    return (uint64_t)(gen & 0xFFFFFF) << 40 | (uint64_t)next << 20 | end;
+}
+
+/* The next unit of job `gen` from `owner`'s share, or -1 when none is left (or the job is over). */
+static int dintattn__take(dintattn_session *s, int owner, unsigned long gen)
+{
+    uint64_t *c = s->claims + 8 * (size_t)owner, v = __atomic_load_n(c, __ATOMIC_ACQUIRE);
+    for (;;) {
+        unsigned next = (unsigned)(v >> 20) & 0xFFFFF, end = (unsigned)v & 0xFFFFF;
+        if ((v >> 40) != (gen & 0xFFFFFF) || next >= end) return -1;
+        if (__atomic_compare_exchange_n(c, &v, v + ((uint64_t)1 << 20), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return (int)next;
+    }
+}
+
+static void dintattn__matvec_unit(dintattn_session *s, int u);
+
+/* Thread tid's part in job `gen`: its own share, then what is left of the others'. The job's
+   description is read only after a unit of it was taken, when it cannot change. */
+static void dintattn__work(dintattn_session *s, int tid, unsigned long gen)
+{
+    dintattn__pool *p = &s->pool;
+    const int n = p->n + 1;
+    int k, u, h0 = 0, h1 = 0;
+    for (k = 0; k < n; k++)
+        while ((u = dintattn__take(s, (tid + k) % n, gen)) >= 0) {
+            const int units = s->job_units; /* read while a unit is held: the job cannot end */
+            if (s->job_kind == DINTATTN__JOB_ROWS) {
+                dintattn__matvec_unit(s, u);
+            } else {
+                dintattn__head_runs(&s->model->cfg, u, &h0, &h1);
+                dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
+            }
+            /* seq_cst on both sides: either this sees caller_waits, or the caller sees done */
+            if (__atomic_add_fetch(&s->done, 1, __ATOMIC_SEQ_CST) == units &&
+                __atomic_load_n(&p->caller_waits, __ATOMIC_SEQ_CST)) {
+                pthread_mutex_lock(&p->mu);
+                pthread_cond_signal(&p->done);
+                pthread_mutex_unlock(&p->mu);
+            }
+        }
+}
+
 static void *dintattn__worker(void *arg)
 {
     dintattn_session *s = (dintattn_session *)arg;
@@ -2955,7 +3015,7 @@ static void *dintattn__worker(void *arg)
     unsigned long seen = 0;
     int tid, i;
     pthread_mutex_lock(&p->mu);
-    tid = ++p->pending; /* start-up: each worker takes the next id */
+    tid = ++p->started; /* start-up: each worker takes the next id */
     pthread_cond_signal(&p->done);
     pthread_mutex_unlock(&p->mu);
     for (;;) {
@@ -2967,12 +3027,7 @@ static void *dintattn__worker(void *arg)
         }
         seen = DINTATTN__LOAD(&p->generation);
         if (DINTATTN__LOAD(&p->quit)) break;
-        p->fn(p->arg, tid, p->n + 1);
-        if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        dintattn__work(s, tid, seen);
     }
     return NULL;
 }
@@ -3008,10 +3063,9 @@ static int dintattn__pool_start(dintattn_session *s, int n_workers)
         if (pthread_create(&p->threads[i], NULL, dintattn__worker, s)) return -1;
         p->n = i + 1;
     }
-    /* wait until every worker holds its id, so that `pending` counts jobs from here on */
+    /* wait until every worker holds its id */
     pthread_mutex_lock(&p->mu);
-    while (p->pending < p->n) pthread_cond_wait(&p->done, &p->mu);
-    __atomic_store_n(&p->pending, 0, __ATOMIC_RELEASE);
+    while (p->started < p->n) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
@@ -3030,24 +3084,43 @@ static void dintattn__pool_stop(dintattn_session *s)
     pthread_mutex_destroy(&p->mu);
 }
 
-/* Runs fn(arg, tid, n) on the caller (tid 0) and every worker, and waits for all. */
-static void dintattn__pool_run(dintattn_session *s, void (*fn)(void *, int, int), void *arg)
+/* Runs a job of `units` units of `kind` (its description already in the session) on the pool, or
+   on the caller alone when `solo` (jobs too small to be worth a hand-off) or there is no pool. */
+static void dintattn__pool_run(dintattn_session *s, int kind, int units, int solo)
 {
     dintattn__pool *p = &s->pool;
-    int i;
-    if (p->n == 0) {
-        fn(arg, 0, 1);
+    const int n = p->n + 1;
+    unsigned long gen;
+    int t, i;
+    if (units <= 0) return;
+    s->job_kind = kind;
+    s->job_units = units;
+    __atomic_store_n(&s->done, 0, __ATOMIC_RELEASE);
+    if (p->n == 0 || solo) { /* the caller alone: no counters, no hand-off */
+        for (t = 0; t < units; t++) {
+            if (kind == DINTATTN__JOB_ROWS) {
+                dintattn__matvec_unit(s, t);
+            } else {
+                int h0 = 0, h1 = 0;
+                dintattn__head_runs(&s->model->cfg, t, &h0, &h1);
+                dintattn__attend_run(s, h0, h1, s->rows);
+            }
+        }
         return;
     }
-    p->fn = fn;
-    p->arg = arg;
-    __atomic_store_n(&p->pending, p->n, __ATOMIC_RELEASE);
-    dintattn__pool_kick(p);
-    fn(arg, 0, p->n + 1);
-    for (i = 0; i < DINTATTN__SPINS && DINTATTN__LOAD(&p->pending) > 0; i++) dintattn__pause();
-    if (DINTATTN__LOAD(&p->pending) > 0) {
+    gen = DINTATTN__LOAD(&p->generation) + 1;
+    for (t = 0; t < n; t++)
+        __atomic_store_n(s->claims + 8 * (size_t)t,
+                         dintattn__claim(gen, (unsigned)(units * (size_t)t / n), (unsigned)(units * (size_t)(t + 1) / n)),
+                         __ATOMIC_RELEASE);
+    dintattn__pool_kick(p); /* the generation becomes gen */
+    dintattn__work(s, 0, gen);
+    for (i = 0; i < DINTATTN__SPINS && DINTATTN__LOAD(&s->done) < units; i++) dintattn__pause();
+    if (DINTATTN__LOAD(&s->done) < units) {
         pthread_mutex_lock(&p->mu);
-        while (DINTATTN__LOAD(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);
+        __atomic_store_n(&p->caller_waits, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&s->done, __ATOMIC_SEQ_CST) < units) pthread_cond_wait(&p->done, &p->mu);
+        __atomic_store_n(&p->caller_waits, 0, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&p->mu);
     }
 }
@@ -3093,6 +3166,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->down, double, B * down);
     DINTATTN__CARVE(s->rows, float, dintattn__mul((size_t)s->n_threads * 3, T, overflow));
     DINTATTN__CARVE(s->blk, float, B > 1 ? dintattn__mul(3 * (size_t)DINTATTN__QB, T, overflow) : 0);
+    DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
     DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? B * (size_t)c->n_heads * (d > r ? d : r) : 0);
 #undef DINTATTN__CARVE
@@ -3199,15 +3273,12 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
 
 /* --- weight products: GEMM over a prefill chunk, matrix-vector rows across threads in decode -- */
 
-/* Decode: thread tid of n_tid computes its share of the rows of all s->jobs. */
-/* Decode: thread tid of n_tid computes its contiguous share of the rows of all s->jobs (taken in
-   order, as if the matrices were one): one long stream of weights per thread. (Taking small chunks
-   from a shared counter instead cost more in cache-line traffic than it saved in balance.) */
-static void dintattn__matvec_worker(void *arg, int tid, int n_tid)
+/* Decode: unit u of a matrix-vector job, rows [u * unit_rows, (u + 1) * unit_rows) of all
+   s->jobs taken in order, as if the matrices were one. */
+static void dintattn__matvec_unit(dintattn_session *s, int u)
 {
-    dintattn_session *s = (dintattn_session *)arg;
-    size_t base = 0, lo = (size_t)s->total * (size_t)tid / (size_t)n_tid;
-    size_t hi = (size_t)s->total * (size_t)(tid + 1) / (size_t)n_tid;
+    const size_t lo = (size_t)u * (size_t)s->unit_rows, hi = lo + (size_t)s->unit_rows;
+    size_t base = 0;
     int k, r;
     for (k = 0; k < s->n_jobs && base < hi; base += (size_t)s->jobs[k].M->rows, k++) {
         const dintattn__mm *j = &s->jobs[k];
@@ -3288,10 +3359,17 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__mm *j
         for (k = 0; k < count; k++) dintattn__gemm(s, n, &jobs[k]);
         return;
     }
+    size_t bytes = 0;
     memcpy(s->jobs, jobs, sizeof *jobs * (size_t)count);
     s->n_jobs = count;
-    for (k = 0, s->total = 0; k < count; k++) s->total += jobs[k].M->rows;
-    dintattn__pool_run(s, dintattn__matvec_worker, s);
+    for (k = 0, s->total = 0; k < count; k++) {
+        s->total += jobs[k].M->rows;
+        bytes += dintattn__mat_bytes(jobs[k].M) + (jobs[k].up ? dintattn__mat_bytes(jobs[k].up) : 0);
+    }
+    s->unit_rows = DINTATTN__UNIT_ROWS;
+    while ((s->total + s->unit_rows - 1) / s->unit_rows >= (1 << 20)) s->unit_rows *= 2;
+    dintattn__pool_run(s, DINTATTN__JOB_ROWS, (s->total + s->unit_rows - 1) / s->unit_rows,
+                       bytes < dintattn__solo_bytes);
 }
 
 static dintattn__mm dintattn__job(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy, int add)
@@ -3411,8 +3489,11 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     if (n > 1) {
         dintattn__attend_blocked(s);
     } else {
-        s->next = 0;
-        dintattn__pool_run(s, dintattn__attend_heads, s);
+        /* the keys and values this token reads; small caches are attended by the caller alone */
+        size_t bytes = sizeof(float) * (size_t)(pos0 + 1) *
+                       ((size_t)(c->n_k1_heads + c->n_k2_heads) * c->head_dim + (size_t)c->n_v_heads * c->v_head_dim);
+        dintattn__pool_run(s, DINTATTN__JOB_HEADS, dintattn__head_runs(c, -1, NULL, NULL),
+                           bytes < dintattn__solo_bytes);
     }
     jo = dintattn__job(&L->wo, s->att, HV, s->x, D, 1);
     dintattn__products(s, n, &jo, 1);

@@ -30,6 +30,7 @@ static void counting_free(void *p)
 #define DINTATTN_STATIC
 #define DINTATTN_MALLOC(n) failing_malloc(n)
 #define DINTATTN_FREE(p) counting_free(p)
+#define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 

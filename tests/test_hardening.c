@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 
+#define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "test_util.h"
