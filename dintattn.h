@@ -2187,33 +2187,31 @@ DINTATTN__AVX2 static void dintattn__rows_avx2(const dintattn__mat *M, size_t at
     for (; i < n; i++) dst[i] = dintattn__w_elem(M, at + i);
 }
 
-/* Q8: each block of 32 summed, then scaled; two blocks in flight */
-DINTATTN__AVX2 static float dintattn__dot_q8_avx2(const void *w, const float *sc, const float *x, size_t n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m256 a = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_loadu_ps(x + i));
-        DINTATTN__PF(w, i, 1);
-        __m256 b = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i + 32), _mm256_loadu_ps(x + i + 32));
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 8), _mm256_loadu_ps(x + i + 8), a);
-        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 40), _mm256_loadu_ps(x + i + 40), b);
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 16), _mm256_loadu_ps(x + i + 16), a);
-        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 48), _mm256_loadu_ps(x + i + 48), b);
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 24), _mm256_loadu_ps(x + i + 24), a);
-        b = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 56), _mm256_loadu_ps(x + i + 56), b);
-        s0 = _mm256_fmadd_ps(a, _mm256_set1_ps(sc[i / 32]), s0);
-        s1 = _mm256_fmadd_ps(b, _mm256_set1_ps(sc[i / 32 + 1]), s1);
+/* Q8: each block of 32 summed (W lanes at a time), then scaled; two blocks in flight */
+#define DINTATTN__DOT_Q8(name, ATTR, VT, W, ZERO, ADD, MUL, FMA, SET1, LDX, LDW, REDUCE)                           \
+    ATTR static float name(const void *w, const float *sc, const float *x, size_t n)                           \
+    {                                                                                                        \
+        VT s0 = ZERO(), s1 = s0;                                                                             \
+        size_t i = 0, k;                                                                                     \
+        for (; i + 64 <= n; i += 64) {                                                                       \
+            VT a = MUL(LDW(w, i), LDX(x + i)), b = MUL(LDW(w, i + 32), LDX(x + i + 32));                     \
+            DINTATTN__PF(w, i, 1);                                                                           \
+            for (k = W; k < 32; k += W) {                                                                    \
+                a = FMA(LDW(w, i + k), LDX(x + i + k), a);                                                   \
+                b = FMA(LDW(w, i + 32 + k), LDX(x + i + 32 + k), b);                                         \
+            }                                                                                                \
+            s0 = FMA(a, SET1(sc[i / 32]), s0);                                                               \
+            s1 = FMA(b, SET1(sc[i / 32 + 1]), s1);                                                           \
+        }                                                                                                    \
+        for (; i < n; i += 32) {                                                                             \
+            VT a = MUL(LDW(w, i), LDX(x + i));                                                               \
+            for (k = W; k < 32; k += W) a = FMA(LDW(w, i + k), LDX(x + i + k), a);                           \
+            s0 = FMA(a, SET1(sc[i / 32]), s0);                                                               \
+        }                                                                                                    \
+        return REDUCE(ADD(s0, s1));                                                                          \
     }
-    for (; i < n; i += 32) {
-        __m256 a = _mm256_mul_ps(DINTATTN__LD8_Q8(w, i), _mm256_loadu_ps(x + i));
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 8), _mm256_loadu_ps(x + i + 8), a);
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 16), _mm256_loadu_ps(x + i + 16), a);
-        a = _mm256_fmadd_ps(DINTATTN__LD8_Q8(w, i + 24), _mm256_loadu_ps(x + i + 24), a);
-        s0 = _mm256_fmadd_ps(a, _mm256_set1_ps(sc[i / 32]), s0);
-    }
-    return dintattn__hsum8(_mm256_add_ps(s0, s1));
-}
+DINTATTN__DOT_Q8(dintattn__dot_q8_avx2, DINTATTN__AVX2, __m256, 8, _mm256_setzero_ps, _mm256_add_ps, _mm256_mul_ps,
+                 _mm256_fmadd_ps, _mm256_set1_ps, _mm256_loadu_ps, DINTATTN__LD8_Q8, dintattn__hsum8)
 
 /* The Q/K projections' row . x: products summed in f32 within each block of 32 (two or four
    products per lane), blocks scaled and accumulated in double. Covers n - n % 32 elements. */
@@ -2296,26 +2294,9 @@ DINTATTN__DOT64_AVX512(dintattn__dot64_bf16_avx512, DINTATTN__LD16_BF16, 2)
 DINTATTN__DOT64_AVX512(dintattn__dot64_f16_avx512, DINTATTN__LD16_F16, 2)
 DINTATTN__DOT64_AVX512(dintattn__dot64_q8_avx512, DINTATTN__LD16_Q8, 1)
 
-DINTATTN__AVX512 static float dintattn__dot_q8_avx512(const void *w, const float *sc, const float *x, size_t n)
-{
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m512 a = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i), _mm512_loadu_ps(x + i));
-        DINTATTN__PF(w, i, 1);
-        __m512 b = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i + 32), _mm512_loadu_ps(x + i + 32));
-        a = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 16), _mm512_loadu_ps(x + i + 16), a);
-        b = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 48), _mm512_loadu_ps(x + i + 48), b);
-        s0 = _mm512_fmadd_ps(a, _mm512_set1_ps(sc[i / 32]), s0);
-        s1 = _mm512_fmadd_ps(b, _mm512_set1_ps(sc[i / 32 + 1]), s1);
-    }
-    for (; i < n; i += 32) {
-        __m512 a = _mm512_mul_ps(DINTATTN__LD16_Q8(w, i), _mm512_loadu_ps(x + i));
-        a = _mm512_fmadd_ps(DINTATTN__LD16_Q8(w, i + 16), _mm512_loadu_ps(x + i + 16), a);
-        s0 = _mm512_fmadd_ps(a, _mm512_set1_ps(sc[i / 32]), s0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-}
+DINTATTN__DOT_Q8(dintattn__dot_q8_avx512, DINTATTN__AVX512, __m512, 16, _mm512_setzero_ps, _mm512_add_ps,
+                 _mm512_mul_ps, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_loadu_ps, DINTATTN__LD16_Q8,
+                 _mm512_reduce_add_ps)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
