@@ -776,7 +776,7 @@ static const dintattn__jnode *dintattn__json_get(const dintattn__json *j, const 
 
 /* --- safetensors ------------------------------------------------------------------------- */
 
-typedef enum { DINTATTN__F32, DINTATTN__F16, DINTATTN__BF16, DINTATTN__U8 } dintattn__dtype;
+typedef enum { DINTATTN__F32, DINTATTN__F16, DINTATTN__BF16, DINTATTN__U8, DINTATTN__I8 } dintattn__dtype;
 
 typedef struct dintattn__tensor {
     const char *name;
@@ -833,7 +833,7 @@ static dintattn__tensor *dintattn__find(dintattn__file *f, const char *name)
 
 static size_t dintattn__dtype_size(dintattn__dtype t)
 {
-    return t == DINTATTN__F32 ? 4 : t == DINTATTN__U8 ? 1 : 2;
+    return t == DINTATTN__F32 ? 4 : t == DINTATTN__U8 || t == DINTATTN__I8 ? 1 : 2;
 }
 
 /* Reads one tensor entry {"dtype","shape","data_offsets"} of the header. */
@@ -854,8 +854,9 @@ static dintattn_result dintattn__parse_entry(dintattn__file *f, const dintattn__
     else if (strcmp(dt->str, "F16") == 0) t->dtype = DINTATTN__F16;
     else if (strcmp(dt->str, "BF16") == 0) t->dtype = DINTATTN__BF16;
     else if (strcmp(dt->str, "U8") == 0) t->dtype = DINTATTN__U8;
+    else if (strcmp(dt->str, "I8") == 0) t->dtype = DINTATTN__I8;
     else
-        return dintattn__fail(err, DINTATTN_ERR_DTYPE, "tensor '%.100s': dtype \"%.20s\" is not F32, F16 or BF16",
+        return dintattn__fail(err, DINTATTN_ERR_DTYPE, "tensor '%.100s': dtype \"%.20s\" is not F32, F16, BF16 (or I8 or U8)",
                               e->key, dt->str);
     if (sh->n_children > 8)
         return dintattn__fail(err, DINTATTN_ERR_HEADER, "tensor '%.100s': more than 8 dimensions", e->key);
@@ -1386,8 +1387,10 @@ static dintattn_result dintattn__check(dintattn__binder *b, const char *name, in
     int ndim = cols ? 2 : 1;
     size_t n, i;
     if (!t) return dintattn__fail(b->err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' is missing", name);
-    if (t->dtype == DINTATTN__U8)
-        return dintattn__fail(b->err, DINTATTN_ERR_DTYPE, "tensor '%s' is U8, expected F32, F16 or BF16", name);
+    if (t->dtype == DINTATTN__U8 || t->dtype == DINTATTN__I8)
+        return dintattn__fail(b->err, DINTATTN_ERR_DTYPE, "tensor '%s' is %s, expected F32, F16 or BF16%s", name,
+                              t->dtype == DINTATTN__U8 ? "U8" : "I8",
+                              t->dtype == DINTATTN__I8 ? " (only weight matrices may be Q8)" : "");
     if (t->ndim != ndim || (t->shape[0] != rows && (alt_rows <= 0 || t->shape[0] != alt_rows)) ||
         (cols && t->shape[1] != cols)) {
         if (cols)
@@ -1416,7 +1419,7 @@ static dintattn_result dintattn__check(dintattn__binder *b, const char *name, in
 /* 1 if tensor t can be read in place as an array of its dtype on this host. */
 static int dintattn__in_place(const dintattn__tensor *t)
 {
-    size_t size = t->dtype == DINTATTN__F32 ? 4 : 2;
+    size_t size = dintattn__dtype_size(t->dtype);
     return dintattn__host_is_le() && (uintptr_t)t->data % size == 0;
 }
 
@@ -1558,16 +1561,96 @@ nomem:
     return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
 }
 
+/* A matrix stored as Q8 (README, "Weights in 8 bits"): I8 `name` [rows, cols] with cols a multiple
+   of 32, and F32 `name.scale` [rows, cols / 32]. Checks both and marks them used; *q and *sc get
+   the two tensors. */
+static dintattn_result dintattn__check_q8(dintattn__binder *b, dintattn__tensor *t, const char *name, int64_t rows,
+                                          int64_t cols, dintattn__tensor **sc)
+{
+    char sname[112];
+    dintattn__tensor *s;
+    size_t n, i;
+    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)
+        return dintattn__fail(b->err, DINTATTN_ERR_SHAPE, "tensor '%s' must have shape [%lld, %lld]", name,
+                              (long long)rows, (long long)cols);
+    if (cols % 32 != 0)
+        return dintattn__fail(b->err, DINTATTN_ERR_SHAPE,
+                              "tensor '%s' is I8 (Q8) but its rows (%lld) are not a multiple of 32 long", name,
+                              (long long)cols);
+    snprintf(sname, sizeof sname, "%s.scale", name);
+    s = dintattn__find(&b->m->file, sname);
+    if (!s) return dintattn__fail(b->err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' (the scales of I8 '%s') is missing", sname, name);
+    if (s->dtype != DINTATTN__F32) return dintattn__fail(b->err, DINTATTN_ERR_DTYPE, "tensor '%s' must be F32", sname);
+    if (s->ndim != 2 || s->shape[0] != rows || s->shape[1] != cols / 32)
+        return dintattn__fail(b->err, DINTATTN_ERR_SHAPE, "tensor '%s' must have shape [%lld, %lld]", sname,
+                              (long long)rows, (long long)(cols / 32));
+    t->used = s->used = 1;
+    *sc = s;
+    n = (size_t)rows * (size_t)(cols / 32);
+    if (!b->convert && b->check_finite)
+        for (i = 0; i < n; i++) {
+            float v = dintattn__elem(s, i);
+            if (!(v - v == 0))
+                return dintattn__fail(b->err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %lu is %s", sname,
+                                      (unsigned long)i, v != v ? "NaN" : "infinite");
+        }
+    return DINTATTN_OK;
+}
+
+/* M (rows, cols set) from a Q8 file matrix: read in place for FILE and Q8, else dequantized into
+   the precision asked for. */
+static dintattn_result dintattn__make_q8_mat(dintattn__binder *b, const dintattn__tensor *t,
+                                             const dintattn__tensor *sc, const char *name, dintattn__mat *M)
+{
+    const size_t n = (size_t)M->rows * (size_t)M->cols;
+    const int want = b->m->weights;
+    dintattn__mat view = *M;
+    size_t i;
+    view.w = t->data;
+    view.type = DINTATTN__W_Q8;
+    if (dintattn__in_place(sc)) {
+        view.scale = (const float *)(const void *)sc->data;
+    } else {
+        float *p = (float *)dintattn__own(b->m, n / 32, sizeof(float));
+        if (!p) goto nomem;
+        dintattn__span(sc, NULL, 0, n / 32, p);
+        view.scale = p;
+    }
+    if (want == DINTATTN_WEIGHTS_FILE || want == DINTATTN_WEIGHTS_Q8) {
+        *M = view;
+    } else if (want == DINTATTN_WEIGHTS_BF16) {
+        uint16_t *p = (uint16_t *)dintattn__own(b->m, n, sizeof(uint16_t));
+        if (!p) goto nomem;
+        for (i = 0; i < n; i++) p[i] = dintattn__f32_to_bf16(dintattn__w_elem(&view, i));
+        M->w = p;
+        M->type = DINTATTN__W_BF16;
+    } else {
+        float *p = (float *)dintattn__own(b->m, n, sizeof(float));
+        if (!p) goto nomem;
+        dintattn__mat_rows(&view, 0, M->rows, p, NULL);
+        M->w = p;
+        M->type = DINTATTN__W_F32;
+    }
+    return DINTATTN_OK;
+nomem:
+    return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
+}
+
 /* Binds weight matrix `name` [rows, cols] in the model's weight precision. */
 static dintattn_result dintattn__bind_mat(dintattn__binder *b, const char *name, int64_t rows, int64_t cols,
                                           dintattn__mat *M)
 {
-    dintattn__tensor *t;
+    dintattn__tensor *t = dintattn__find(&b->m->file, name), *sc = NULL;
     dintattn_result e;
-    if ((e = dintattn__check(b, name, rows, cols, 0, &t, NULL)) || !b->convert) return e;
+    if (t && t->dtype == DINTATTN__I8) {
+        if ((e = dintattn__check_q8(b, t, name, rows, cols, &sc)) || !b->convert) return e;
+    } else if ((e = dintattn__check(b, name, rows, cols, 0, &t, NULL)) || !b->convert) {
+        return e;
+    }
     memset(M, 0, sizeof *M);
     M->rows = (int)rows;
     M->cols = (int)cols;
+    if (sc) return dintattn__make_q8_mat(b, t, sc, name, M);
     return dintattn__make_mat(b, t, NULL, name, b->m->weights, M);
 }
 

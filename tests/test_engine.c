@@ -219,6 +219,71 @@ static void test_converted_weights_match_reference(void **state)
         }
 }
 
+/* Q8 stored in the file (I8 NAME + F32 NAME.scale): conv_dint_grouped_gqa_q8file holds the Q8
+   of conv_dint_grouped_gqa_f32, so as stored (read in place: nothing copied) and as Q8 it gives
+   that fixture's .q8.logits, and converted to F32 the same within rounding. */
+static void test_q8_stored_in_the_file(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_F32};
+    const fixture *f = NULL;
+    dintattn_model *at_load = NULL;
+    int k;
+    (void)state;
+    for (k = 0; k < n_conv; k++)
+        if (strcmp(conv[k].name, "conv_dint_grouped_gqa_f32") == 0) f = &conv[k];
+    assert_non_null(f);
+    at_load = load_weights(f->name, DINTATTN_WEIGHTS_Q8);
+    for (k = 0; k < 3; k++) {
+        dintattn_model *m = load_weights("conv_dint_grouped_gqa_q8file", how[k]);
+        float *ref = read_logits(f, ".q8.logits", m), *got;
+        size_t n = (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size;
+        got = run(m, f->ids, f->n, f->n, 0, 1);
+        expect_close("Q8 file, prefill", f->name, got, ref, n, TOL_REFERENCE);
+        free(got);
+        got = run(m, f->ids, f->n, 1, 0, 2);
+        expect_close("Q8 file, decode", f->name, got, ref, n, TOL_REFERENCE);
+        free(got);
+        free(ref);
+        if (k < 2) {
+            assert_int_equal(dintattn_model_owned_bytes(m), 0);
+            assert_int_equal(dintattn_model_weight_bytes(m), dintattn_model_weight_bytes(at_load));
+        }
+        dintattn_model_free(m);
+    }
+    dintattn_model_free(at_load);
+}
+
+static unsigned char *edited_file(const char *name, const char *from, const char *to, size_t *out_size);
+
+/* A Q8 matrix without its scales, or with scales of the wrong shape, or an I8 vector, is refused. */
+static void test_q8_file_needs_its_scales(void **state)
+{
+    static const struct {
+        const char *from, *to, *says;
+        dintattn_result code;
+    } cases[] = {
+        {"\"layers.0.attn.wq1.scale\"", "\"layers.0.attn.wq1.scalf\"", "layers.0.attn.wq1.scale",
+         DINTATTN_ERR_MISSING_TENSOR},
+        {"\"shape\":[32,2]", "\"shape\":[64,1]", ".scale' must have shape [32, 2]", DINTATTN_ERR_SHAPE},
+        /* the same 32 bytes as I8: only weight matrices may be Q8 */
+        {"\"layers.0.attn.lambda_q1\":{\"dtype\":\"F32\",\"shape\":[8]",
+         "\"layers.0.attn.lambda_q1\":{\"dtype\":\"I8\",\"shape\":[32]", "only weight matrices may be Q8",
+         DINTATTN_ERR_DTYPE},
+    };
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t size;
+        unsigned char *bytes = edited_file("conv_dint_grouped_gqa_q8file", cases[k].from, cases[k].to, &size);
+        dintattn_model *m = NULL;
+        dintattn_error err;
+        assert_int_equal(dintattn_model_load_memory(bytes, size, NULL, &m, &err), cases[k].code);
+        assert_null(m);
+        if (!strstr(err.message, cases[k].says)) fail_msg("'%s' does not say '%s'", err.message, cases[k].says);
+        free(bytes);
+    }
+}
+
 /* weights = F32 on an F32 file reads it in place, exactly as FILE does: identical logits, and
    both match the unconverted reference (NAME.logits). FILE copies no matrix of an F32 or BF16
    file (only vectors may be copied). */
@@ -451,14 +516,14 @@ static void test_bad_calls_are_refused_without_side_effects(void **state)
 }
 
 /* Rewrites one fixture's config key (as it appears in the header) and loads the result. */
-static dintattn_model *load_edited(const char *name, const char *from, const char *to, void **keep)
+/* tests/fixtures/NAME.safetensors with the first `from` in its header replaced by `to` (the
+   header length fixed up); *size gets the new size. */
+static unsigned char *edited_file(const char *name, const char *from, const char *to, size_t *out_size)
 {
     char path[256];
     size_t size, hlen, flen = strlen(from), tlen = strlen(to);
     unsigned char *src, *dst;
     char *hit;
-    dintattn_model *m = NULL;
-    dintattn_error err;
     int i;
     fixture_path(path, sizeof path, name, ".safetensors");
     src = (unsigned char *)read_file(path, &size);
@@ -475,7 +540,17 @@ static dintattn_model *load_edited(const char *name, const char *from, const cha
     hlen = hlen - flen + tlen;
     for (i = 0; i < 8; i++) dst[i] = (unsigned char)(hlen >> (8 * i));
     free(src);
-    if (dintattn_model_load_memory(dst, size - flen + tlen, NULL, &m, &err) != DINTATTN_OK)
+    *out_size = size - flen + tlen;
+    return dst;
+}
+
+static dintattn_model *load_edited(const char *name, const char *from, const char *to, void **keep)
+{
+    dintattn_model *m = NULL;
+    dintattn_error err;
+    size_t size;
+    unsigned char *dst = edited_file(name, from, to, &size);
+    if (dintattn_model_load_memory(dst, size, NULL, &m, &err) != DINTATTN_OK)
         fail_msg("%s edited: %s", name, err.message);
     *keep = dst;
     return m;
@@ -525,6 +600,8 @@ int main(void)
         cmocka_unit_test(test_shared_diff_auto_picks_cheaper_form),
         cmocka_unit_test(test_grouped_and_low_rank_equal_their_expanded_twins),
         cmocka_unit_test(test_converted_weights_match_reference),
+        cmocka_unit_test(test_q8_stored_in_the_file),
+        cmocka_unit_test(test_q8_file_needs_its_scales),
         cmocka_unit_test(test_f32_weights_equal_file_weights),
         cmocka_unit_test(test_q8_weights_are_small),
         cmocka_unit_test(test_bad_weights_option_is_refused),

@@ -311,6 +311,22 @@ static void test_nan_weights_run_converted(void **state)
         }
 }
 
+/* A Q8 file's scales are weights too: check_finite refuses a NaN scale; without it the model
+   runs to the end. */
+static void test_q8_file_nan_scale(void **state)
+{
+    model_file f = read_model("conv_dint_grouped_gqa_q8file");
+    dintattn_model *m = NULL;
+    dintattn_error err;
+    (void)state;
+    poke(&f, "layers.1.ffn.w_up.scale", 2, NAN);
+    assert_int_equal(load_mem(&f, 1, &m, &err), DINTATTN_ERR_NONFINITE);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "layers.1.ffn.w_up.scale"));
+    run_poisoned(&f, "Q8 file with a NaN scale");
+    free(f.bytes);
+}
+
 /* --- the fuzzers' corpora, replayed -------------------------------------------------------- */
 
 static int replay_dir(const char *dir, int (*one)(const uint8_t *, size_t))
@@ -378,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_check_finite_refuses_infinite_lambda),
         cmocka_unit_test(test_nan_weights_run_without_check),
         cmocka_unit_test(test_nan_weights_run_converted),
+        cmocka_unit_test(test_q8_file_nan_scale),
         cmocka_unit_test(test_replay_header_corpus),
         cmocka_unit_test(test_replay_model_corpus),
         cmocka_unit_test(test_replay_tokenizer_corpus),

@@ -15,6 +15,9 @@ dintattn_load_options.weights), besides NAME.safetensors and NAME.logits as abov
     tests/fixtures/NAME.bf16.logits   converted as the engine converts it at load (weights = Q8,
                                       weights = BF16; see convert_matrix), written to a temporary
                                       F32 file and run through reference.forward
+and tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors, conv_dint_grouped_gqa_f32 with its
+matrices stored as Q8 in the file (I8 + NAME.scale; make_model.write_q8_file), checked under the
+reference to give conv_dint_grouped_gqa_f32.q8.logits;
 and three lists, one entry per line, fields separated by single spaces:
     tests/fixtures/manifest.txt       NAME IDS        (IDS: comma-separated token ids, N of them)
     tests/fixtures/pairs.txt          A B IDS         (A.safetensors and B.safetensors are the
@@ -193,24 +196,14 @@ CONVERTED = [
 
 # The tensors dintattn_load_options.weights converts; everything else (norm and lambda vectors,
 # head_norm, act_weight/act_bias, Shared-DIFF *_up factors) stays as stored.
-MATRICES = {"tok_embeddings.weight", "output.weight"}
-LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
-                                        "q1_down", "k1_down", "q2_down", "k2_down")} | \
-                 {"ffn.w_gate", "ffn.w_up", "ffn.w_down"}
-
-
-def is_matrix(name):
-    parts = name.split(".", 2)
-    return name in MATRICES or (len(parts) == 3 and parts[0] == "layers" and
-                                parts[2] in LAYER_MATRICES)
+is_matrix = make_model.is_matrix
 
 
 def convert_matrix(a, how):
     """One matrix (float32) as the engine holds it after converting it at load, as float32 (all
     arithmetic in float32, as the C code does it).
     bf16: round to nearest even bfloat16.
-    q8:   if the rows are a multiple of 32 long: each run of 32 (row-major) is a block, scale =
-          amax / 127, q = clamp(rint(v * (127 / amax)), -127, 127), weight = scale * q;
+    q8:   if the rows are a multiple of 32 long, make_model.quantize_q8 and weight = scale * q;
           other matrices stay as they are."""
     a = np.ascontiguousarray(a, dtype=np.float32)
     if how == "bf16":
@@ -218,14 +211,13 @@ def convert_matrix(a, how):
     assert how == "q8", how
     if a.shape[-1] % 32:
         return a
-    blocks = a.reshape(-1, 32)
-    assert np.all(np.isfinite(blocks))
-    amax = np.max(np.abs(blocks), axis=1)
-    scale = amax / np.float32(127.0)
-    inv = np.divide(np.float32(127.0), amax, out=np.zeros_like(amax), where=amax > 0)
-    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127)
-    assert scale.dtype == inv.dtype == q.dtype == np.float32
-    return (scale[:, None] * q).reshape(a.shape)
+    q, scale = make_model.quantize_q8(a)
+    return (np.repeat(scale, 32, axis=1) * q.astype(np.float32)).reshape(a.shape)
+
+
+# Q8_FILE is Q8_FILE_OF with its matrices stored as Q8 in the file (make_model.write_q8_file);
+# loaded as stored, it must give Q8_FILE_OF.q8.logits.
+Q8_FILE_OF, Q8_FILE = "conv_dint_grouped_gqa_f32", "conv_dint_grouped_gqa_q8file"
 
 
 def write_converted(src, dst, how):
@@ -338,6 +330,12 @@ def main():
                     fh.write(v.astype("<f4").tobytes())
                 wanted.add(name + suffix)
             wanted.add(name + ".safetensors")
+            if name == Q8_FILE_OF:  # the same Q8 weights stored in the file: the same logits
+                qpath = os.path.join(OUT, Q8_FILE + ".safetensors")
+                make_model.write_q8_file(path, qpath)
+                dq = rel_diff(ys["q8"], ref_logits(qpath, ids))
+                assert dq < 1e-6, "%s: Q8 in the file differs from Q8 at load by %.2g" % (Q8_FILE, dq)
+                wanted.add(Q8_FILE + ".safetensors")
             converted.append("%s %s" % (name, ",".join(map(str, ids))))
             print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  bf16 %.3g" % (
                 name, f["dtype"], len(ids), d, rms, db))

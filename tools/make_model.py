@@ -45,7 +45,7 @@ import numpy as np
 # safetensors writer / reader
 # ---------------------------------------------------------------------------
 
-DTYPE_SIZE = {"F32": 4, "F16": 2, "BF16": 2, "U8": 1}
+DTYPE_SIZE = {"F32": 4, "F16": 2, "BF16": 2, "U8": 1, "I8": 1}
 
 
 def f32_to_bf16_bits(a):
@@ -72,6 +72,8 @@ def _encode(dtype, arr):
         return f32_to_bf16_bits(np.asarray(arr, dtype=np.float32)).astype("<u2").tobytes()
     if dtype == "U8":
         return np.ascontiguousarray(arr, dtype=np.uint8).tobytes()
+    if dtype == "I8":
+        return np.ascontiguousarray(arr, dtype=np.int8).tobytes()
     raise ValueError("unknown dtype %r" % dtype)
 
 
@@ -124,6 +126,8 @@ def read_safetensors(path):
             arr = bf16_bits_to_f32(np.frombuffer(buf, dtype="<u2"))
         elif dt == "U8":
             arr = np.frombuffer(buf, dtype=np.uint8).copy()
+        elif dt == "I8":
+            arr = np.frombuffer(buf, dtype=np.int8).copy()
         else:
             raise ValueError("%s: unknown dtype %s" % (name, dt))
         assert arr.size == int(np.prod(shape, dtype=np.int64)), name
@@ -246,6 +250,51 @@ def make_tensors(cfg, seed=0, head_norm_per_head=False):
                                        + rng.standard_normal(3) * 0.05).astype(np.float32)
             t[p + "ffn.act_bias"] = normal(1, 0.05)
     return t
+
+
+def quantize_q8(a):
+    """The engine's Q8 (README, "Weights in 8 bits") of a float matrix whose rows are a multiple of
+    32 long, in float32 arithmetic as the C code does it: each run of 32 (row-major) is a block,
+    scale = amax / 127, q = clamp(rint(v * (127 / amax)), -127, 127). -> (q int8 [rows, cols],
+    scale float32 [rows, cols / 32])."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    assert a.ndim == 2 and a.shape[1] % 32 == 0, a.shape
+    blocks = a.reshape(-1, 32)
+    assert np.all(np.isfinite(blocks))
+    amax = np.max(np.abs(blocks), axis=1)
+    scale = amax / np.float32(127.0)
+    inv = np.divide(np.float32(127.0), amax, out=np.zeros_like(amax), where=amax > 0)
+    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127)
+    assert scale.dtype == inv.dtype == q.dtype == np.float32
+    return q.astype(np.int8).reshape(a.shape), scale.reshape(a.shape[0], a.shape[1] // 32)
+
+
+# The weight matrices (the engine converts these at load; Q8 files may store them as I8 + .scale).
+MATRICES = {"tok_embeddings.weight", "output.weight"}
+LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
+                                        "q1_down", "k1_down", "q2_down", "k2_down")} | \
+                 {"ffn.w_gate", "ffn.w_up", "ffn.w_down"}
+
+
+def is_matrix(name):
+    parts = name.split(".", 2)
+    return name in MATRICES or (len(parts) == 3 and parts[0] == "layers" and
+                                parts[2] in LAYER_MATRICES)
+
+
+def write_q8_file(src, dst):
+    """Copy of model src with every weight matrix whose rows are a multiple of 32 long stored as
+    Q8: I8 NAME [rows, cols] and F32 NAME.scale [rows, cols / 32]; everything else as it was."""
+    t, meta = read_safetensors(src)
+    out = {}
+    for k, (dt, a) in t.items():
+        if is_matrix(k) and a.shape[-1] % 32 == 0:
+            q, sc = quantize_q8(a)
+            out[k] = ("I8", q)
+            out[k + ".scale"] = ("F32", sc)
+        else:
+            out[k] = (dt, a)
+    write_safetensors(dst, out, meta)
 
 
 def _metadata(cfg):

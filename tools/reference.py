@@ -31,7 +31,7 @@ import numpy as np
 # safetensors reader (hand written: u64 LE header length, JSON header, data section)
 # ----------------------------------------------------------------------------------------------
 
-_ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2, "U8": 1}
+_ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2, "U8": 1, "I8": 1}
 
 
 def _decode(dtype, raw):
@@ -45,6 +45,8 @@ def _decode(dtype, raw):
         return u32.view("<f4").astype(np.float64)
     if dtype == "U8":
         return np.frombuffer(raw, dtype=np.uint8).copy()
+    if dtype == "I8":  # Q8 values; their scales are NAME.scale (see load)
+        return np.frombuffer(raw, dtype=np.int8).astype(np.float64)
     raise ValueError(f"unsupported dtype {dtype!r}")
 
 
@@ -134,6 +136,12 @@ def load(path):
     if meta.get("format") != "dintattn" or meta.get("version") != "1":
         raise ValueError(f"{path}: not a dintattn v1 file (metadata {meta.get('format')!r}, "
                          f"{meta.get('version')!r})")
+    # a Q8 matrix (README, "Weights in 8 bits"): I8 NAME [rows, cols] and F32 NAME.scale
+    # [rows, cols / 32]; the weight is scale * q for each block of 32 along a row
+    for name in [k for k in tensors if k + ".scale" in tensors]:
+        q, scale = tensors[name], tensors.pop(name + ".scale")
+        rows, cols = q.shape
+        tensors[name] = (q.reshape(rows, cols // 32, 32) * scale[:, :, None]).reshape(rows, cols)
     return resolve_config(json.loads(meta["config"])), tensors
 
 
