@@ -27,7 +27,9 @@
                is held in (q8: 1 byte a weight + a 4-byte scale per 32), the norm vectors and one
                embedding row;
      decode roofline fraction = sum over tokens of (weight bytes per token / its round's bandwidth)
-               / (seconds of decode); the bandwidth printed is the matching harmonic mean
+               / (seconds of decode); the bandwidth printed is the matching harmonic mean. Also
+               printed: the same with the bytes of the KV cache (and DINT's S) each token reads
+               added, which matters at long contexts (kv_bytes_per_token: the mean over decode)
      prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s, where the model FLOPs are
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
                + 2 * V * D (LM head, last token). Attention FLOPs (q.k and W.v over the causal
@@ -357,6 +359,15 @@ static double measure_sgemm(const shape *s, int ns, int M)
 
 /* ---- the model's own numbers -------------------------------------------------------------- */
 
+/* Bytes of the KV cache (and DINT's S) that decoding the token at position pos - 1 reads: keys
+   K1, K2 and values V (f32) of pos positions, and S (double) of pos positions per head. */
+static double kv_bytes(const dintattn_config *c, int pos)
+{
+    double per = 4.0 * ((double)(c->n_k1_heads + c->n_k2_heads) * c->head_dim + (double)c->n_v_heads * c->v_head_dim);
+    if (c->attention == DINTATTN_ATTN_DINT) per += 8.0 * c->n_heads;
+    return per * pos * c->n_layers;
+}
+
 /* ---- quality of converted weights: logits against an f32 load of the same file ------------ */
 
 typedef struct quality {
@@ -502,7 +513,7 @@ int main(int argc, char **argv)
     float *logits = NULL;
     unsigned long long rng = 0x9E3779B97F4A7C15ULL;
     double t0, load_s, prefill_s, decode_s, bw, gemm, wbytes, params, mparams, model_flops, attn_flops, pairs;
-    double checksum = 0, per_head_pair, bw_min, bw_max, limit_s;
+    double checksum = 0, per_head_pair, bw_min, bw_max, limit_s, limit_kv_s;
     bw_buffer bwb = {NULL, 0, 0};
 
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;
@@ -567,7 +578,7 @@ int main(int argc, char **argv)
         rc = fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
         goto done;
     }
-    decode_s = limit_s = bw = 0;
+    decode_s = limit_s = limit_kv_s = bw = 0;
     bw_min = 1e30;
     bw_max = 0;
     for (i = 0; i < M; i++) {
@@ -581,6 +592,7 @@ int main(int argc, char **argv)
             bw_max = bw > bw_max ? bw : bw_max;
         }
         limit_s += wbytes / (bw * 1e9);
+        limit_kv_s += (wbytes + kv_bytes(c, N + i + 1)) / (bw * 1e9);
         tok = argmax(logits, c->vocab_size);
         t0 = now();
         if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) {
@@ -617,7 +629,7 @@ int main(int argc, char **argv)
     attn_flops = pairs * c->n_heads * per_head_pair * c->n_layers;
     {
         double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
-        double roof = limit_s / decode_s, gfrac = pre_gflop_s / gemm;
+        double roof = limit_s / decode_s, roof_kv = limit_kv_s / decode_s, gfrac = pre_gflop_s / gemm;
         if (a.json) {
             printf("{\"model\": ");
             json_string(a.model);
@@ -630,7 +642,8 @@ int main(int argc, char **argv)
                    "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
                    "\"bandwidth_max_gb_s\": %.3f, \"sgemm_gflop_s\": %.3f, "
                    "\"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
-                   "\"decode_roofline_fraction\": %.4f, \"prefill_gemm_fraction\": %.4f, "
+                   "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
+                   "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f, "
                    "\"quality_tokens\": %d, \"logit_rel_rms\": %.6g, \"logit_max_abs\": %.6g, \"kl_nats\": %.6g, "
                    "\"top1_agree\": %.4f, \"ppl_f32\": %.6g, \"ppl\": %.6g}\n",
                    c->attention == DINTATTN_ATTN_STANDARD ? "standard"
@@ -639,7 +652,7 @@ int main(int argc, char **argv)
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
                    c->max_seq_len, params, weights_name[a.weights], a.threads, a.batch, N, M, load_s, prefill_s, pre_tok_s, decode_s,
-                   dec_tok_s, wbytes, bw, bw_min, bw_max, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, gfrac,
+                   dec_tok_s, wbytes, bw, bw_min, bw_max, gemm, model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_bytes(c, N + (M + 1) / 2), roof_kv, gfrac,
                    qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, qual.top1, qual.ppl_ref, qual.ppl);
         } else {
             printf("model      %s\n", a.model);
@@ -660,8 +673,9 @@ int main(int argc, char **argv)
             printf("machine    memory read %.2f GB/s (%d threads over %d MiB, best of %d passes before each of %d "
                    "decode rounds: %.2f to %.2f); sgemm %.2f GFLOP/s at M = %d over the layer's shapes\n",
                    bw, a.threads, (int)(bwb.bytes >> 20), BW_PASSES, BW_ROUNDS, bw_min, bw_max, gemm, N);
-            printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit)\n", roof,
-                   1e3 * limit_s / M);
+            printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
+                   "cache read too (%.2f MB/token on average) %.3f\n",
+                   roof, 1e3 * limit_s / M, kv_bytes(c, N + (M + 1) / 2) / 1e6, roof_kv);
             printf("prefill GEMM fraction     %.3f\n", gfrac);
             if (qual.tokens)
                 printf("quality    %s vs f32 weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
