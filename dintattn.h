@@ -1477,7 +1477,7 @@ static void dintattn__quantize_block(const float *v, signed char *q, float *scal
     int i;
     for (i = 0; i < 32; i++) {
         float a = fabsf(v[i]);
-        if (!(a <= 3.4e38f)) { /* NaN or infinite */
+        if (!(a - a == 0)) { /* NaN or infinite */
             memset(q, 0, 32);
             *scale = NAN;
             return;
@@ -1486,6 +1486,7 @@ static void dintattn__quantize_block(const float *v, signed char *q, float *scal
     }
     *scale = amax / 127.0f;
     inv = amax > 0 ? 127.0f / amax : 0.0f;
+    if (!(inv - inv == 0)) inv = 0.0f; /* max|w| so small (< 2^-120) that 127 / max overflows: q = 0 */
     for (i = 0; i < 32; i++) {
         float r = rintf(v[i] * inv);
         q[i] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);

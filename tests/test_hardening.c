@@ -311,6 +311,20 @@ static void test_nan_weights_run_converted(void **state)
         }
 }
 
+/* Q8 of a block whose largest weight is subnormal (127 / max overflows): zeros, not NaN cast to
+   int8 (found by fuzz_model; fuzz/corpus/model/regress_q8_tiny_block_nan). */
+static void test_q8_of_subnormal_block(void **state)
+{
+    model_file f = read_model("conv_dint_grouped_gqa_f32");
+    int i;
+    (void)state;
+    for (i = 0; i < 64; i++) poke(&f, "layers.0.attn.wv", (size_t)i, i % 3 ? 1e-40f : 0.0f);
+    load_weights = DINTATTN_WEIGHTS_Q8;
+    run_poisoned(&f, "Q8 of subnormal weights");
+    load_weights = DINTATTN_WEIGHTS_FILE;
+    free(f.bytes);
+}
+
 /* A Q8 file's scales are weights too: check_finite refuses a NaN scale; without it the model
    runs to the end. */
 static void test_q8_file_nan_scale(void **state)
@@ -395,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_nan_weights_run_without_check),
         cmocka_unit_test(test_nan_weights_run_converted),
         cmocka_unit_test(test_q8_file_nan_scale),
+        cmocka_unit_test(test_q8_of_subnormal_block),
         cmocka_unit_test(test_replay_header_corpus),
         cmocka_unit_test(test_replay_model_corpus),
         cmocka_unit_test(test_replay_tokenizer_corpus),

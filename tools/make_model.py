@@ -263,7 +263,9 @@ def quantize_q8(a):
     assert np.all(np.isfinite(blocks))
     amax = np.max(np.abs(blocks), axis=1)
     scale = amax / np.float32(127.0)
-    inv = np.divide(np.float32(127.0), amax, out=np.zeros_like(amax), where=amax > 0)
+    with np.errstate(over="ignore"):
+        inv = np.divide(np.float32(127.0), amax, out=np.zeros_like(amax), where=amax > 0)
+    inv[~np.isfinite(inv)] = 0  # max |w| so small that 127 / max overflows: q = 0, as the C code
     q = np.clip(np.rint(blocks * inv[:, None]), -127, 127)
     assert scale.dtype == inv.dtype == q.dtype == np.float32
     return q.astype(np.int8).reshape(a.shape), scale.reshape(a.shape[0], a.shape[1] // 32)
