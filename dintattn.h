@@ -127,10 +127,11 @@ typedef struct dintattn_config {
 typedef enum { DINTATTN_QK_AUTO, DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED } dintattn_qk_form;
 
 /* The precision the weight matrices are held and read in (norm and lambda vectors are always
-   f32). FILE keeps each matrix as the file stores it (F32, F16 and BF16 are read in place from the
-   mapped file; nothing is copied). F32 and BF16 convert at load. Q8 quantizes at load to int8 in
-   blocks of 32 along each row with one f32 scale per block (README, "Weights in 8 bits"); a matrix
-   whose rows are not a multiple of 32 long stays as F32/F16/BF16. */
+   f32). FILE keeps each matrix as the file stores it (F32, F16, BF16 and Q8 are read in place from
+   the mapped file; nothing is copied). F32 and BF16 convert at load. Q8 quantizes at load to int8
+   in blocks of 32 along each row with one f32 scale per block (README, "Weights in 8 bits"; a file
+   may also store them so: I8 NAME + F32 NAME.scale); a matrix whose rows are not a multiple of 32
+   long stays as F32/F16/BF16. */
 typedef enum { DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8 } dintattn_weights;
 
 /* Load options; all-zero (or a NULL pointer) means the defaults. */
