@@ -1563,9 +1563,9 @@ nomem:
     return dintattn__fail(b->err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
 }
 
-/* A matrix stored as Q8 (README, "Weights in 8 bits"): I8 `name` [rows, cols] with cols a multiple
-   of 32, and F32 `name.scale` [rows, cols / 32]. Checks both and marks them used; *q and *sc get
-   the two tensors. */
+/* A matrix stored as Q8 (README, "Weights in 8 bits"): I8 `name` (t) [rows, cols] with cols a
+   multiple of 32, and F32 `name.scale` [rows, cols / 32]. Checks both, marks them used and sets
+   *sc to the scales. */
 static dintattn_result dintattn__check_q8(dintattn__binder *b, dintattn__tensor *t, const char *name, int64_t rows,
                                           int64_t cols, dintattn__tensor **sc)
 {
@@ -3048,22 +3048,29 @@ static int dintattn__take(dintattn_session *s, int owner, unsigned long gen)
 
 static void dintattn__matvec_unit(dintattn_session *s, int u);
 
+/* Unit u of the current job, on thread tid (whose attention scratch it uses). */
+static void dintattn__do_unit(dintattn_session *s, int u, int tid)
+{
+    int h0 = 0, h1 = 0;
+    if (s->job_kind == DINTATTN__JOB_ROWS) {
+        dintattn__matvec_unit(s, u);
+        return;
+    }
+    dintattn__head_runs(&s->model->cfg, u, &h0, &h1);
+    dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
+}
+
 /* Thread tid's part in job `gen`: its own share, then what is left of the others'. The job's
    description is read only after a unit of it was taken, when it cannot change. */
 static void dintattn__work(dintattn_session *s, int tid, unsigned long gen)
 {
     dintattn__pool *p = &s->pool;
     const int n = p->n + 1;
-    int k, u, h0 = 0, h1 = 0;
+    int k, u;
     for (k = 0; k < n; k++)
         while ((u = dintattn__take(s, (tid + k) % n, gen)) >= 0) {
             const int units = s->job_units; /* read while a unit is held: the job cannot end */
-            if (s->job_kind == DINTATTN__JOB_ROWS) {
-                dintattn__matvec_unit(s, u);
-            } else {
-                dintattn__head_runs(&s->model->cfg, u, &h0, &h1);
-                dintattn__attend_run(s, h0, h1, s->rows + (size_t)tid * 3 * (size_t)s->n_ctx);
-            }
+            dintattn__do_unit(s, u, tid);
             /* seq_cst on both sides: either this sees caller_waits, or the caller sees done */
             if (__atomic_add_fetch(&s->done, 1, __ATOMIC_SEQ_CST) == units &&
                 __atomic_load_n(&p->caller_waits, __ATOMIC_SEQ_CST)) {
@@ -3163,15 +3170,7 @@ static void dintattn__pool_run(dintattn_session *s, int kind, int units, int sol
     s->job_units = units;
     __atomic_store_n(&s->done, 0, __ATOMIC_RELEASE);
     if (p->n == 0 || solo) { /* the caller alone: no counters, no hand-off */
-        for (t = 0; t < units; t++) {
-            if (kind == DINTATTN__JOB_ROWS) {
-                dintattn__matvec_unit(s, t);
-            } else {
-                int h0 = 0, h1 = 0;
-                dintattn__head_runs(&s->model->cfg, t, &h0, &h1);
-                dintattn__attend_run(s, h0, h1, s->rows);
-            }
-        }
+        for (t = 0; t < units; t++) dintattn__do_unit(s, t, 0);
         return;
     }
     gen = DINTATTN__LOAD(&p->generation) + 1;
