@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_IDS 64
 
@@ -53,22 +52,17 @@ static void b64(const char *s, size_t n, char *out)
    (NULL: no tensor), meta the "tokenizer" JSON. Returns the path (static buffer). */
 static const char *tok_file(const char *const *vocab, const char *merges, const char *meta)
 {
-    static char path[256];
     static char ranks[1 << 14], header[1 << 15], esc[1 << 14];
-    size_t nr = 0, nm = merges ? strlen(merges) : 0, ne = 0, nh, i;
-    unsigned char len8[8];
-    FILE *f;
+    size_t nr = 0, nm = merges ? strlen(merges) : 0, nh;
+    const void *parts[2];
+    size_t sizes[2];
     int k;
     for (k = 0; vocab[k]; k++) {
         char line[256];
         b64(vocab[k], strlen(vocab[k]), line);
         nr += (size_t)snprintf(ranks + nr, sizeof ranks - nr, "%s %d\n", line, k);
     }
-    for (i = 0; meta[i]; i++) {
-        if (meta[i] == '"' || meta[i] == '\\') esc[ne++] = '\\';
-        esc[ne++] = meta[i];
-    }
-    esc[ne] = 0;
+    json_escape(esc, 0, meta);
     if (merges)
         nh = (size_t)snprintf(header, sizeof header,
                               "{\"__metadata__\":{\"format\":\"dintattn-tokenizer\",\"version\":\"1\",\"tokenizer\":\"%s\"},"
@@ -80,17 +74,11 @@ static const char *tok_file(const char *const *vocab, const char *merges, const 
                               "{\"__metadata__\":{\"format\":\"dintattn-tokenizer\",\"version\":\"1\",\"tokenizer\":\"%s\"},"
                               "\"tokenizer.ranks\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}",
                               esc, nr, nr);
-    snprintf(path, sizeof path, "%s/dintattn_test_bpe_%d.safetensors", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    for (i = 0; i < 8; i++) len8[i] = (unsigned char)(nh >> (8 * i));
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(len8, 1, 8, f), 8);
-    assert_int_equal(fwrite(header, 1, nh, f), nh);
-    assert_int_equal(fwrite(ranks, 1, nr, f), nr);
-    if (nm) assert_int_equal(fwrite(merges, 1, nm, f), nm);
-    assert_int_equal(fclose(f), 0);
-    return path;
+    parts[0] = ranks;
+    sizes[0] = nr;
+    parts[1] = merges;
+    sizes[1] = nm;
+    return write_safetensors("bpe", header, nh, parts, sizes, 2);
 }
 
 static dintattn_tokenizer *load(const char *const *vocab, const char *merges, const char *meta)

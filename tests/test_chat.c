@@ -15,18 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* tests/fixtures/tok_model.safetensors with metadata "chat" set to `chat` (a JSON text), written
    to a temporary file; returns its path. */
 static const char *with_chat(const char *chat)
 {
-    static char path[256];
     FILE *f = fopen(FIXTURES "tok_model.safetensors", "rb");
     unsigned char len8[8], *data;
     char *header, *out;
-    size_t hlen = 0, size, k, o = 0, at;
-    const char *key = "\"__metadata__\":{";
+    size_t hlen = 0, size, o, at;
+    const char *key = "\"__metadata__\":{", *path;
+    const void *parts[1];
     int i;
     assert_non_null(f);
     assert_int_equal(fread(len8, 1, 8, f), 8);
@@ -45,25 +44,14 @@ static const char *with_chat(const char *chat)
     assert_non_null(strstr(header, key));
     at = (size_t)(strstr(header, key) - header) + strlen(key);
     memcpy(out, header, at);
-    o = at;
-    o += (size_t)sprintf(out + o, "\"chat\":\"");
-    for (k = 0; chat[k]; k++) {
-        if (chat[k] == '"' || chat[k] == '\\') out[o++] = '\\';
-        out[o++] = chat[k];
-    }
+    o = at + (size_t)sprintf(out + at, "\"chat\":\"");
+    o = json_escape(out, o, chat);
     o += (size_t)sprintf(out + o, "\",");
     memcpy(out + o, header + at, hlen - at);
     o += hlen - at;
     while ((8 + o) % 8) out[o++] = ' ';
-    snprintf(path, sizeof path, "%s/dintattn_test_chat_%d.safetensors", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    for (i = 0; i < 8; i++) len8[i] = (unsigned char)(o >> (8 * i));
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(len8, 1, 8, f), 8);
-    assert_int_equal(fwrite(out, 1, o, f), o);
-    assert_int_equal(fwrite(data, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
+    parts[0] = data;
+    path = write_safetensors("chat", out, o, parts, &size, 1);
     free(header);
     free(data);
     free(out);

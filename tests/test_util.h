@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__GNUC__)
 #define TEST_HELPER static __attribute__((unused)) /* not every suite uses every helper */
@@ -142,6 +143,39 @@ TEST_HELPER dintattn_model *load_fixture_as(const char *name, dintattn_qk_form f
 TEST_HELPER dintattn_model *load_fixture(const char *name, dintattn_qk_form form)
 {
     return load_fixture_as(name, form, DINTATTN_WEIGHTS_FILE);
+}
+
+/* Appends s to out[at..) as the inside of a JSON string (" and \ escaped); returns the new end. */
+TEST_HELPER size_t json_escape(char *out, size_t at, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') out[at++] = '\\';
+        out[at++] = *s;
+    }
+    out[at] = 0;
+    return at;
+}
+
+/* Writes a safetensors file -- the 8-byte header length, header[0..hlen), then the n data parts
+   -- to $TMPDIR/dintattn_test_NAME_PID.safetensors and returns that path (a static buffer). */
+TEST_HELPER const char *write_safetensors(const char *name, const char *header, size_t hlen,
+                                          const void *const *parts, const size_t *sizes, int n)
+{
+    static char path[256];
+    unsigned char len8[8];
+    FILE *f;
+    int i;
+    snprintf(path, sizeof path, "%s/dintattn_test_%s_%d.safetensors", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             name, (int)getpid());
+    for (i = 0; i < 8; i++) len8[i] = (unsigned char)(hlen >> (8 * i));
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(len8, 1, 8, f), 8);
+    assert_int_equal(fwrite(header, 1, hlen, f), hlen);
+    for (i = 0; i < n; i++)
+        if (sizes[i]) assert_int_equal(fwrite(parts[i], 1, sizes[i], f), sizes[i]);
+    assert_int_equal(fclose(f), 0);
+    return path;
 }
 
 #endif
