@@ -160,9 +160,16 @@ typedef enum { DINTATTN_QK_AUTO, DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED } dint
    f32). FILE keeps each matrix as the file stores it (F32, F16, BF16 and Q8 are read in place from
    the mapped file; nothing is copied). F32 and BF16 convert at load. Q8 quantizes at load to int8
    in blocks of 32 along each row with one f32 scale per block (README, "Weights in 8 bits"; a file
-   may also store them so: I8 NAME + F32 NAME.scale); a matrix whose rows are not a multiple of 32
+   may also store them so: I8 NAME + F32 NAME.scale); Q4 likewise in 4 bits (README, "Weights in
+   4 bits"; U8 NAME [rows, cols / 2] + F32 NAME.scale). A matrix whose rows are not a multiple of 32
    long stays as F32/F16/BF16. */
-typedef enum { DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8 } dintattn_weights;
+typedef enum {
+    DINTATTN_WEIGHTS_FILE,
+    DINTATTN_WEIGHTS_F32,
+    DINTATTN_WEIGHTS_BF16,
+    DINTATTN_WEIGHTS_Q8,
+    DINTATTN_WEIGHTS_Q4
+} dintattn_weights;
 
 /* Load options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_load_options {
@@ -170,6 +177,10 @@ typedef struct dintattn_load_options {
     dintattn_weights weights;
     int check_finite; /* != 0: scan every weight at load and refuse NaN or infinity (and a
                          non-finite lambda) with DINTATTN_ERR_NONFINITE naming the tensor */
+    /* Called now and then while the load converts or scans weights (a multi-gigabyte model takes
+       minutes): `done` of `total` bytes of weights so far; NULL: not called. */
+    void (*progress)(void *user, double done, double total);
+    void *progress_user;
 } dintattn_load_options;
 
 /* The loops a session runs: the best the CPU has up to this level. AUTO is AVX512's ceiling;
@@ -181,12 +192,20 @@ typedef enum {
     DINTATTN_KERNELS_AVX512     /* AVX-512F matrix-vector products, AVX2 attention loops */
 } dintattn_kernels;
 
+/* The arithmetic of the matrix products. AUTO: F32, F16 and BF16 weights multiply f32
+   activations (the engine's 1e-4 tolerance against the float64 reference); Q8 and Q4 weights
+   multiply activations quantized to int8 in blocks of 32 (one f32 scale each), in integer dot
+   products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. EXACT: f32
+   activations for every weight type. */
+typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT } dintattn_precision;
+
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_session_options {
     int n_ctx;      /* tokens the session can hold; 0 = the model's max_seq_len (the maximum) */
     int n_batch;    /* tokens per internal prefill step; 0 = min(n_ctx, 512) */
     int n_threads;  /* threads for attention heads and matrix-vector rows; 0 = 1 */
     dintattn_kernels kernels; /* the highest kernel level to use; 0 = AUTO */
+    dintattn_precision precision; /* 0 = AUTO */
 } dintattn_session_options;
 
 typedef struct dintattn_model dintattn_model;
@@ -245,6 +264,10 @@ DINTATTN_API dintattn_result dintattn_weights_parse(const char *name, dintattn_w
 DINTATTN_API const char *dintattn_kernels_name(dintattn_kernels k);
 /* The dintattn_kernels named `name`; DINTATTN_ERR_ARG for any other name. */
 DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_kernels *out, dintattn_error *err);
+/* "auto", "exact" <-> dintattn_precision. */
+DINTATTN_API const char *dintattn_precision_name(dintattn_precision p);
+DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err);
+DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s);
 
 /* Creates a session (KV cache, DINT state, scratch) for `model`. Returns an error code on failure. */
 DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *model,
@@ -2299,7 +2322,7 @@ static dintattn_result dintattn__check_load_options(const dintattn_load_options 
     if (opt && (opt->qk_form < DINTATTN_QK_AUTO || opt->qk_form > DINTATTN_QK_MERGED))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.qk_form %d is not a dintattn_qk_form",
                               (int)opt->qk_form);
-    if (opt && (opt->weights < DINTATTN_WEIGHTS_FILE || opt->weights > DINTATTN_WEIGHTS_Q8))
+    if (opt && (opt->weights < DINTATTN_WEIGHTS_FILE || opt->weights > DINTATTN_WEIGHTS_Q4))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.weights %d is not a dintattn_weights",
                               (int)opt->weights);
     return DINTATTN_OK;
@@ -2464,12 +2487,13 @@ static int dintattn__option_value(const char *const *names, const char *what, co
     return -1;
 }
 
-static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8", NULL};
+static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8", "q4", NULL};
+static const char *const dintattn__precision_names[] = {"auto", "exact", NULL};
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
 
 DINTATTN_API const char *dintattn_weights_name(dintattn_weights w)
 {
-    return w >= DINTATTN_WEIGHTS_FILE && w <= DINTATTN_WEIGHTS_Q8 ? dintattn__weights_names[w] : NULL;
+    return w >= DINTATTN_WEIGHTS_FILE && w <= DINTATTN_WEIGHTS_Q4 ? dintattn__weights_names[w] : NULL;
 }
 
 DINTATTN_API dintattn_result dintattn_weights_parse(const char *name, dintattn_weights *out, dintattn_error *err)
@@ -2490,6 +2514,19 @@ DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_k
     const int k = dintattn__option_value(dintattn__kernels_names, "kernels", name, err);
     if (k < 0) return DINTATTN_ERR_ARG;
     *out = (dintattn_kernels)k;
+    return DINTATTN_OK;
+}
+
+DINTATTN_API const char *dintattn_precision_name(dintattn_precision p)
+{
+    return p >= DINTATTN_PRECISION_AUTO && p <= DINTATTN_PRECISION_EXACT ? dintattn__precision_names[p] : NULL;
+}
+
+DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err)
+{
+    const int k = dintattn__option_value(dintattn__precision_names, "precision", name, err);
+    if (k < 0) return DINTATTN_ERR_ARG;
+    *out = (dintattn_precision)k;
     return DINTATTN_OK;
 }
 
@@ -3487,6 +3524,7 @@ static const size_t dintattn__solo_bytes = DINTATTN_SOLO_BYTES;
 struct dintattn_session {
     const dintattn_model *model;
     const dintattn__kernels *k;             /* chosen at creation */
+    dintattn_precision precision;
     int n_ctx, n_batch, n_threads, pos;
     size_t bytes;
     void *block;                            /* every buffer below lives in this one allocation */
@@ -3827,10 +3865,14 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (opt && (opt->kernels < DINTATTN_KERNELS_AUTO || opt->kernels > DINTATTN_KERNELS_AVX512))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_options.kernels %d is not a dintattn_kernels",
                               (int)opt->kernels);
+    if (opt && (opt->precision < DINTATTN_PRECISION_AUTO || opt->precision > DINTATTN_PRECISION_EXACT))
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_options.precision %d is not a dintattn_precision", (int)opt->precision);
     s = (dintattn_session *)dintattn__calloc(1, sizeof *s);
     if (!s) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     s->model = m;
     s->k = dintattn__kernels_for(opt ? opt->kernels : DINTATTN_KERNELS_AUTO);
+    s->precision = opt ? opt->precision : DINTATTN_PRECISION_AUTO;
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
@@ -3884,6 +3926,7 @@ DINTATTN_API int dintattn_session_pos(const dintattn_session *s) { return s->pos
 DINTATTN_API int dintattn_session_n_ctx(const dintattn_session *s) { return s->n_ctx; }
 DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *s) { return s->bytes; }
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s) { return s->k->level; }
+DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s) { return s->precision; }
 
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_attn_hook hook, void *user)
 {
