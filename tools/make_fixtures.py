@@ -16,12 +16,13 @@ names start with "v11_" and whose files say "version": "1.1"):
 and, for every converted-weights fixture NAME (CONVERTED below: the load option
 dintattn_load_options.weights), besides NAME.safetensors and NAME.logits as above:
     tests/fixtures/NAME.q8.logits     reference logits of the model with every weight matrix
-    tests/fixtures/NAME.bf16.logits   converted as the engine converts it at load (weights = Q8,
-                                      weights = BF16; see convert_matrix), written to a temporary
-                                      F32 file and run through reference.forward
-and tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors, conv_dint_grouped_gqa_f32 with its
-matrices stored as Q8 in the file (I8 + NAME.scale; make_model.write_q8_file), checked under the
-reference to give conv_dint_grouped_gqa_f32.q8.logits;
+    tests/fixtures/NAME.q4.logits     converted as the engine converts it at load (weights = Q8,
+    tests/fixtures/NAME.bf16.logits   weights = Q4, weights = BF16; see convert_matrix), written
+                                      to a temporary F32 file and run through reference.forward
+and tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors and _q4file.safetensors,
+conv_dint_grouped_gqa_f32 with its matrices stored as Q8 (I8 + NAME.scale) and as Q4 (U8 +
+NAME.scale) in the file (make_model.write_quantized_file), checked under the reference to give
+conv_dint_grouped_gqa_f32.q8.logits and .q4.logits;
 and three lists, one entry per line, fields separated by single spaces:
     tests/fixtures/manifest.txt       NAME IDS        (IDS: comma-separated token ids, N of them)
     tests/fixtures/pairs.txt          A B IDS         (A.safetensors and B.safetensors are the
@@ -37,8 +38,9 @@ the contrasting config (or, for a callable contrast, from the rewritten config a
 returns), so each fixture really exercises the option it is named for.  Pairs are
 checked to agree under the reference.  Converted-weights fixtures are checked to move the logits
 measurably under Q8 (so a test that ignores the option fails) but only by a few percent (so the
-conversion is the intended one), and BF16 of an F32 file likewise.  Seeds derive from the names,
-so adding a fixture does not change the others.
+conversion is the intended one), under Q4 several times more than under Q8 but by a bounded
+amount (Q4_MIN_MOVE, Q4_MAX_RMS), and BF16 of an F32 file likewise.  Seeds derive from the
+names, so adding a fixture does not change the others.
 """
 
 import argparse
@@ -287,6 +289,14 @@ CONVERTED = [
            rope="halves"), "bf16"),
 ]
 
+# Q4's bounds on a converted fixture's logits (rel_diff and rel_rms against the source's). Its
+# step is 16 times Q8's (|m| / 8 against max|w| / 127), and these small random models, with their
+# peaky softmaxes, pass that on: Q8 moves the logits by 2.0-2.6% rms (2.5-3.9% max), Q4 by 28-38%
+# rms (27-56% max), 11-15 times as much. So Q4 must move them at least Q4_MIN_MOVE times as much
+# as Q8 (max and rms), and by less than Q4_MAX_RMS rms: Q4 done wrong gives 0.64 or more (the
+# nibbles of a byte swapped: 1.2-1.3; the scales halved: 0.64-0.69).
+Q4_MIN_MOVE, Q4_MAX_RMS = 4, 0.5
+
 # The tensors dintattn_load_options.weights converts; everything else (norm and lambda vectors,
 # head_norm, act_weight/act_bias, Shared-DIFF *_up factors) stays as stored.
 is_matrix = make_model.is_matrix
@@ -297,20 +307,23 @@ def convert_matrix(a, how):
     arithmetic in float32, as the C code does it).
     bf16: round to nearest even bfloat16.
     q8:   if the rows are a multiple of 32 long, make_model.quantize_q8 and weight = scale * q;
+    q4:   likewise make_model.quantize_q4 and weight = scale * (nibble - 8);
           other matrices stay as they are."""
     a = np.ascontiguousarray(a, dtype=np.float32)
     if how == "bf16":
         return safetensors_io.round_bf16(a)
-    assert how == "q8", how
     if a.shape[-1] % 32:
         return a
-    q, scale = make_model.quantize_q8(a)
-    return (np.repeat(scale, 32, axis=1) * q.astype(np.float32)).reshape(a.shape)
+    if how == "q8":
+        return make_model.dequantize_q8(*make_model.quantize_q8(a))
+    assert how == "q4", how
+    return make_model.dequantize_q4(*make_model.quantize_q4(a))
 
 
-# Q8_FILE is Q8_FILE_OF with its matrices stored as Q8 in the file (make_model.write_q8_file);
-# loaded as stored, it must give Q8_FILE_OF.q8.logits.
-Q8_FILE_OF, Q8_FILE = "conv_dint_grouped_gqa_f32", "conv_dint_grouped_gqa_q8file"
+# QFILES[how] is QFILE_OF with its matrices stored as how (Q8, Q4) in the file
+# (make_model.write_quantized_file); loaded as stored, it must give QFILE_OF's .q8 / .q4.logits.
+QFILE_OF = "conv_dint_grouped_gqa_f32"
+QFILES = {"q8": "conv_dint_grouped_gqa_q8file", "q4": "conv_dint_grouped_gqa_q4file"}
 
 
 def write_converted(src, dst, how):
@@ -421,7 +434,7 @@ def main(argv=None):
             y = ref_logits(path, ids)
             check_not_degenerate(name, y)
             ys = {"": y}
-            for how in ("q8", "bf16"):
+            for how in ("q8", "q4", "bf16"):
                 cpath = os.path.join(tmp, "%s.%s.safetensors" % (name, how))
                 write_converted(path, cpath, how)
                 ys[how] = ref_logits(cpath, ids)
@@ -431,29 +444,39 @@ def main(argv=None):
             assert d > 1e-3 and rms < 0.05, "%s: q8 changes logits by %.2g (max), %.2g (rms)" % (
                 name, d, rms)
             assert rel_diff(ys["bf16"], ys["q8"]) > 1e-3, "%s: q8 and bf16 logits agree" % name
+            # q4 (16 levels a block against q8's 255) must move them several times more than q8,
+            # yet stay recognisably the same model
+            d4, rms4 = rel_diff(y, ys["q4"]), rel_rms(ys["q4"], y)
+            assert d4 > Q4_MIN_MOVE * d and rms4 > Q4_MIN_MOVE * rms and rms4 < Q4_MAX_RMS, \
+                "%s: q4 changes logits by %.2g (max), %.2g (rms); q8 by %.2g, %.2g" % (
+                    name, d4, rms4, d, rms)
             db = rel_diff(y, ys["bf16"])
             if f["dtype"] == "bf16":
                 assert db == 0, "%s: bf16 of a BF16 file changed the logits" % name
             else:
                 assert 1e-4 < db and rel_rms(ys["bf16"], y) < 0.05, "%s: bf16 moves logits by %.2g" % (
                     name, db)
-            for suffix, v in ((".logits", y), (".q8.logits", ys["q8"]), (".bf16.logits", ys["bf16"])):
+            for suffix, v in ((".logits", y), (".q8.logits", ys["q8"]), (".q4.logits", ys["q4"]),
+                              (".bf16.logits", ys["bf16"])):
                 with open(os.path.join(OUT, name + suffix), "wb") as fh:
                     fh.write(v.astype("<f4").tobytes())
                 wanted.add(name + suffix)
             wanted.add(name + ".safetensors")
-            if name == Q8_FILE_OF:  # the same Q8 weights stored in the file: the same logits
-                qpath = os.path.join(OUT, Q8_FILE + ".safetensors")
-                make_model.write_q8_file(path, qpath)
-                dq = rel_diff(ys["q8"], ref_logits(qpath, ids))
-                assert dq < 1e-6, "%s: Q8 in the file differs from Q8 at load by %.2g" % (Q8_FILE, dq)
-                wanted.add(Q8_FILE + ".safetensors")
+            for how, qname in QFILES.items() if name == QFILE_OF else ():
+                # the same quantized weights stored in the file: the same logits
+                qpath = os.path.join(OUT, qname + ".safetensors")
+                make_model.write_quantized_file(path, qpath, how)
+                dq = rel_diff(ys[how], ref_logits(qpath, ids))
+                assert dq < 1e-6, "%s: %s in the file differs from %s at load by %.2g" % (
+                    qname, how, how, dq)
+                wanted.add(qname + ".safetensors")
             converted.append("%s %s" % (name, ",".join(map(str, ids))))
-            print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  bf16 %.3g" % (
-                name, f["dtype"], len(ids), d, rms, db))
+            print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  q4 %.3g (rms %.3g)  bf16 %.3g" % (
+                name, f["dtype"], len(ids), d, rms, d4, rms4, db))
     for fn in os.listdir(OUT):       # drop stale generated files, keep anything else
         if (fn.endswith((".safetensors", ".logits")) and fn not in wanted
-                and not fn.startswith("tok_")):   # tok_*: tools/make_tok_fixtures.py's
+                and not fn.startswith(("tok_", "chat_"))):   # tools/make_tok_fixtures.py's and
+                                                              # tools/make_chat_model.py's
             os.remove(os.path.join(OUT, fn))
     with open(os.path.join(OUT, "manifest.txt"), "w") as fh:
         fh.write("\n".join(manifest) + "\n")

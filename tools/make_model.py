@@ -25,6 +25,11 @@ As a module (tools/make_fixtures.py uses it):
     rewrite_config(src, dst, drop=(), **set)   # same tensors, config keys dropped / set
     write_safetensors(path, {name: (dtype, array)}, metadata)    (tools/safetensors_io.py's
     read_safetensors(path) -> ({name: (dtype, array)}, metadata)   write and read)
+    quantize_q8(a) -> (q int8 [rows, cols], scale)           the engine's Q8 and Q4 of a matrix,
+    quantize_q4(a) -> (packed uint8 [rows, cols/2], scale)   bit for bit (scale f32 [rows, cols/32])
+    dequantize_q8(q, scale), dequantize_q4(packed, scale)    -> the float32 weights they stand for
+    write_quantized_file(src, dst, "q8" | "q4")   the model with its weight matrices stored as Q8
+        or Q4 in the file, streamed (tools/quantize.py); write_q8_file(src, dst) is the Q8 case
 
 The config is written exactly as given; defaults (SPEC.md table) are only computed here to know
 the tensor shapes.
@@ -232,7 +237,58 @@ def quantize_q8(a):
     return q.astype(np.int8).reshape(a.shape), scale.reshape(a.shape[0], a.shape[1] // 32)
 
 
-# The weight matrices (the engine converts these at load; Q8 files may store them as I8 + .scale).
+def dequantize_q8(q, scale):
+    """Weights of quantize_q8's (q, scale) as the engine computes them: scale * q in float32."""
+    rows, cols = q.shape
+    return (scale[:, :, None] * q.reshape(rows, cols // 32, 32).astype(np.float32)).reshape(rows, cols)
+
+
+def quantize_q4(a):
+    """The engine's Q4 (README, "Weights in 4 bits"; dintattn.h's dintattn__quantize_block4 is the
+    authority) of a float matrix whose rows are a multiple of 32 long, in float32 arithmetic as the
+    C code does it: each run of 32 (row-major) is a block; m = its element of largest |v| (the
+    first if several tie, +0 if all are zero), scale = m / -8, nibble = clamp(rint(v * (-8 / m)),
+    -8, 7) + 8 (-8 / m taken as 0 when m is 0 or it overflows), so that m itself is exact (nibble
+    0); a block holding NaN or infinity gets a NaN scale and nibbles 8. Block byte j (0..15) =
+    nibble[j] | nibble[j + 16] << 4.
+    -> (packed uint8 [rows, cols / 2], scale float32 [rows, cols / 32])."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    assert a.ndim == 2 and a.shape[1] % 32 == 0, a.shape
+    blocks = a.reshape(-1, 32)
+    bad = ~np.all(np.isfinite(blocks), axis=1)
+    b = np.where(bad[:, None], np.float32(0), blocks)
+    m = b[np.arange(len(b)), np.argmax(np.abs(b), axis=1)]   # argmax: the first of equal maxima
+    m = np.where(m == 0, np.float32(0), m)                    # -0 never wins in the C loop: m = +0
+    scale = m / np.float32(-8.0)
+    with np.errstate(over="ignore", divide="ignore"):
+        inv = np.divide(np.float32(-8.0), m, out=np.zeros_like(m), where=m != 0)
+    inv[~np.isfinite(inv)] = 0   # |m| < 2^-125: -8 / m overflows, nibbles 8 (weights 0), as the C code
+    scale[bad] = np.float32(np.nan)
+    nib = (np.clip(np.rint(b * inv[:, None]), -8, 7) + 8).astype(np.uint8)
+    assert scale.dtype == inv.dtype == np.float32
+    packed = nib[:, :16] | (nib[:, 16:] << 4)
+    return (packed.reshape(a.shape[0], a.shape[1] // 2),
+            scale.reshape(a.shape[0], a.shape[1] // 32))
+
+
+def dequantize_q4(packed, scale):
+    """Weights of quantize_q4's (packed, scale) as the engine computes them (dintattn__elem_q4):
+    scale * (nibble - 8) in float32. -> float32 [rows, 2 * packed cols]."""
+    rows = packed.shape[0]
+    p = packed.reshape(rows, -1, 16)
+    nib = np.concatenate([p & 15, p >> 4], axis=2).astype(np.float32) - 8   # [rows, blocks, 32]
+    return (scale[:, :, None] * nib).reshape(rows, -1)
+
+
+# The in-file quantized formats: name -> (dtype of NAME, its shape from [rows, cols], quantize)
+QFORMATS = {
+    "q8": ("I8", lambda rows, cols: (rows, cols), quantize_q8),
+    "q4": ("U8", lambda rows, cols: (rows, cols // 2), quantize_q4),
+}
+
+
+# The weight matrices (the engine converts these at load; Q8 / Q4 files may store them as I8 / U8
+# + .scale).
 MATRICES = {"tok_embeddings.weight", "output.weight"}
 LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
                                         "q1_down", "k1_down", "q2_down", "k2_down")} | \
@@ -245,7 +301,7 @@ def is_matrix(name):
                                 parts[2] in LAYER_MATRICES)
 
 
-Q8_CHUNK = 1 << 22   # elements of a matrix read and quantized at a time
+Q8_CHUNK = 1 << 22   # elements of a matrix read and quantized at a time (Q8 and Q4)
 
 
 def _read_rows(f, name, r0, r1):
@@ -261,13 +317,18 @@ def _read_rows(f, name, r0, r1):
     return safetensors_io.decode(dt, raw).reshape(r1 - r0, cols)
 
 
-def write_q8_file(src, dst):
+def write_quantized_file(src, dst, fmt="q8"):
     """Copy of model src with every weight matrix whose rows are a multiple of 32 long stored as
-    Q8: I8 NAME [rows, cols] and F32 NAME.scale [rows, cols / 32]; everything else as it was.
-    Streams: the header first, then one tensor at a time, a matrix Q8_CHUNK elements (whole rows)
-    at a time (Q8 blocks never cross a row, so chunks quantize as the whole matrix would), so
-    memory stays at a few chunks plus one matrix's scales, whatever the model's size. Written to
-    dst.tmp and renamed: a failure (a non-finite weight: AssertionError) leaves no dst."""
+    fmt, with F32 NAME.scale [rows, cols / 32]; everything else as it was.
+      q8: I8 NAME [rows, cols] (quantize_q8)
+      q4: U8 NAME [rows, cols / 2], two nibbles a byte (quantize_q4)
+    The same numbers as the engine's weights = DINTATTN_WEIGHTS_Q8 / _Q4 at load. A source matrix
+    already I8 or U8 (quantized) is refused (ValueError), and so is a non-finite weight
+    (AssertionError). Streams: the header first, then one tensor at a time, a matrix Q8_CHUNK
+    elements (whole rows) at a time (blocks never cross a row, so chunks quantize as the whole
+    matrix would), so memory stays at a few chunks plus one matrix's scales, whatever the model's
+    size. Written to dst.tmp and renamed: a failure leaves no dst."""
+    qdtype, qshape, quantize = QFORMATS[fmt]
     f = safetensors_io.File(src)
     order = sorted(f.entries, key=lambda k: f.entries[k]["data_offsets"][0])
     # the output's tensors: name -> (dtype, shape, what writes it), in the order (and with the
@@ -277,8 +338,11 @@ def write_q8_file(src, dst):
     for k in order:
         shape = f.shape(k)
         if is_matrix(k) and shape[-1] % 32 == 0:
-            assert len(shape) == 2, (k, shape)   # as quantize_q8 asserts
-            plan[k] = ("I8", shape, ("q", k))
+            assert len(shape) == 2, (k, shape)   # as quantize_q8 / quantize_q4 assert
+            if f.dtype(k) not in ("F32", "F16", "BF16"):
+                raise ValueError("%s: tensor '%s' is %s, not F32, F16 or BF16 (already quantized?)"
+                                 % (src, k, f.dtype(k)))
+            plan[k] = (qdtype, qshape(*shape), ("q", k))
             plan[k + ".scale"] = ("F32", (shape[0], shape[1] // 32), ("scale", k))
         else:
             plan[k] = (f.dtype(k), shape, ("copy", k))
@@ -304,7 +368,9 @@ def write_q8_file(src, dst):
                 out.seek(at[k])
                 for r0 in range(0, rows, step):
                     r1 = min(rows, r0 + step)
-                    q, sc = quantize_q8(_read_rows(f, k, r0, r1))
+                    w = _read_rows(f, k, r0, r1)
+                    assert np.all(np.isfinite(w)), "%s: tensor '%s' has a non-finite weight" % (src, k)
+                    q, sc = quantize(w)
                     out.write(q.tobytes())
                     scales[r0:r1] = sc
                 if plan[k + ".scale"][2] == ("scale", k):
@@ -318,6 +384,11 @@ def write_q8_file(src, dst):
         except OSError:
             pass
         raise
+
+
+def write_q8_file(src, dst):
+    """write_quantized_file(src, dst, "q8") (the name its callers know)."""
+    write_quantized_file(src, dst, "q8")
 
 
 def _metadata(cfg):

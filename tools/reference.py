@@ -14,7 +14,8 @@ float32, row-major [N, vocab_size].
 
 As a module:
 
-    cfg, tensors = load(path)                  # config with defaults resolved, float64 weights
+    cfg, tensors = load(path)     # config with defaults resolved, float64 weights (Q8 / Q4
+                                  # matrices dequantized: see dequantize)
     logits = forward(path_or_(cfg, tensors), ids)               # [N, vocab] float64
     logits, attn = forward(..., return_attn=True)   # attn[l] = final W matrices [H, N, N]
 """
@@ -43,15 +44,16 @@ def _decode(dtype, raw):
     if dtype == "BF16":  # bf16 is the upper half of an f32
         u32 = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
         return u32.view("<f4").astype(np.float64)
-    if dtype == "U8":
+    if dtype == "U8":  # Q4 nibbles (see dequantize), or the tokenizer's bytes
         return np.frombuffer(raw, dtype=np.uint8).copy()
-    if dtype == "I8":  # Q8 values; their scales are NAME.scale (see load)
+    if dtype == "I8":  # Q8 values; their scales are NAME.scale (see dequantize)
         return np.frombuffer(raw, dtype=np.int8).astype(np.float64)
     raise ValueError(f"unsupported dtype {dtype!r}")
 
 
-def read_safetensors(path):
-    """Return (metadata: dict[str, str], tensors: dict[str, np.ndarray])."""
+def read_safetensors(path, dtypes=None):
+    """Return (metadata: dict[str, str], tensors: dict[str, np.ndarray]); with a dict dtypes,
+    also fill it with each tensor's safetensors dtype."""
     with open(path, "rb") as f:
         blob = f.read()
     if len(blob) < 8:
@@ -73,7 +75,65 @@ def read_safetensors(path):
         if end - begin != _ITEMSIZE[dtype] * math.prod(shape):
             raise ValueError(f"{name}: {end - begin} bytes for {dtype} {shape}")
         tensors[name] = _decode(dtype, bytes(data[begin:end])).reshape(shape)
+        if dtypes is not None:
+            dtypes[name] = dtype
     return meta, tensors
+
+
+# The weight matrices, the only tensors that may be stored quantized (Q8 or Q4)
+_MATRICES = {"tok_embeddings.weight", "output.weight"}
+_LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
+                                         "q1_down", "k1_down", "q2_down", "k2_down")} | \
+                  {"ffn." + k for k in ("w_gate", "w_up", "w_down")}
+
+
+def _is_matrix(name):
+    parts = name.split(".", 2)
+    return name in _MATRICES or (len(parts) == 3 and parts[0] == "layers" and parts[1].isdigit()
+                                 and parts[2] in _LAYER_MATRICES)
+
+
+def dequantize(path, tensors, dtypes):
+    """Replace every quantized weight matrix of tensors (as read, with their dtypes) by its float64
+    weights, and drop its scales. A matrix [rows, cols], cols a multiple of 32, is stored as
+      Q8: I8 NAME [rows, cols] holding q in [-127, 127]           (README, "Weights in 8 bits")
+      Q4: U8 NAME [rows, cols / 2]: 16 bytes a block of 32 weights, byte j holding nibble n_j
+          (low 4 bits) and n_{j+16} (high 4 bits), q = n - 8 in [-8, 7]
+    with F32 NAME.scale [rows, cols / 32]; weight = scale * q for each block of 32 along a row.
+    Anything else I8 or U8 (but the tokenizer's bytes), and scales without their matrix, are
+    refused."""
+    for name in [k for k, dt in dtypes.items() if dt in ("I8", "U8")]:
+        if name.startswith("tokenizer."):
+            continue                       # the tokenizer's U8 blobs, not weights
+        dt, q = dtypes[name], tensors[name]
+        what = "I8 (Q8)" if dt == "I8" else "U8 (Q4)"
+        if not _is_matrix(name):
+            raise ValueError(f"{path}: tensor {name!r} is {dt}: only weight matrices may be Q8 or Q4")
+        sname = name + ".scale"
+        if sname not in tensors:
+            raise ValueError(f"{path}: tensor {name!r} is {what} but {sname!r} (its scales) is missing")
+        if dtypes[sname] != "F32":
+            raise ValueError(f"{path}: tensor {sname!r} is {dtypes[sname]}, must be F32")
+        if q.ndim != 2:
+            raise ValueError(f"{path}: tensor {name!r} ({what}) must be 2-D, has shape {list(q.shape)}")
+        rows, cols = q.shape[0], q.shape[1] * (2 if dt == "U8" else 1)
+        if cols % 32:
+            raise ValueError(f"{path}: tensor {name!r} is {what} but its rows ({cols} weights) are "
+                             f"not a multiple of 32 long")
+        scale = tensors.pop(sname)
+        if scale.shape != (rows, cols // 32):
+            raise ValueError(f"{path}: tensor {sname!r} has shape {list(scale.shape)}, expected "
+                             f"[{rows}, {cols // 32}]")
+        if dt == "U8":
+            b = q.reshape(rows, cols // 32, 16).astype(np.int64)
+            q = np.concatenate([b & 15, b >> 4], axis=2).astype(np.float64) - 8.0
+        tensors[name] = (q.reshape(rows, cols // 32, 32) * scale[:, :, None]).reshape(rows, cols)
+        dtypes[name] = "F64"
+        del dtypes[sname]
+    orphans = [k for k in tensors if k.endswith(".scale")]
+    if orphans:
+        raise ValueError(f"{path}: tensor {orphans[0]!r}: scales without a Q8 or Q4 matrix "
+                         f"{orphans[0][:-6]!r}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -323,16 +383,12 @@ def check_v11_tensors(cfg, t):
 
 def load(path):
     """Read a dintattn .safetensors file -> (cfg with defaults resolved, float64 tensors)."""
-    meta, tensors = read_safetensors(path)
+    dtypes = {}
+    meta, tensors = read_safetensors(path, dtypes)
     if meta.get("format") != "dintattn" or meta.get("version") not in ("1", "1.1"):
         raise ValueError(f"{path}: not a dintattn v1 / v1.1 file (metadata {meta.get('format')!r}, "
                          f"{meta.get('version')!r})")
-    # a Q8 matrix (README, "Weights in 8 bits"): I8 NAME [rows, cols] and F32 NAME.scale
-    # [rows, cols / 32]; the weight is scale * q for each block of 32 along a row
-    for name in [k for k in tensors if k + ".scale" in tensors]:
-        q, scale = tensors[name], tensors.pop(name + ".scale")
-        rows, cols = q.shape
-        tensors[name] = (q.reshape(rows, cols // 32, 32) * scale[:, :, None]).reshape(rows, cols)
+    dequantize(path, tensors, dtypes)      # Q8 / Q4 matrices -> float64 weights
     cfg = resolve_config(json.loads(meta["config"]), meta["version"])
     check_v11_tensors(cfg, tensors)
     return cfg, tensors
