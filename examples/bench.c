@@ -1,10 +1,13 @@
 /* bench: how fast a model runs, next to what this machine can do, measured in the same run.
 
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
-                      [--weights file|f32|bf16|q8] [--kernels auto|portable|avx2|avx512] [--json]
+                      [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                      [--kernels auto|portable|avx2|avx512] [--json]
 
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
-   --weights says (file: as stored, read in place; f32, bf16, q8: converted at load):
+   --weights says (file: as stored, read in place; f32, bf16, q8, q4: converted at load) and the
+   session's arithmetic as --precision says (dintattn_precision: auto multiplies Q8/Q4 weights by
+   int8-quantized activations, exact keeps f32 activations for every weight type):
      load      seconds in dintattn_model_load;
      prefill   tokens/s of one dintattn_prefill over an N-token prompt (default 512; clamped so
                that N + M fits in the model's context), logits of the last token only;
@@ -12,22 +15,37 @@
                the previous logits (the argmax is outside the timed region);
    and, on the same T threads (default 2: session n_threads and openblas_set_num_threads):
      bandwidth the machine's memory read bandwidth: T pthreads sum the floats of a 1 GiB buffer
-               (far larger than any cache) in 32-byte vector loads, GB/s = 1e9 bytes/s. Decode
-               runs in 4 rounds and the bandwidth is measured (best of 3 passes) just before each:
-               on a shared machine the figure drifts by tens of percent from second to second, so
-               each decoded token is held against the bandwidth of its own round;
+               (far larger than any cache), each in 8 independent vector sums of aligned loads
+               (AVX-512F: 8 x 64-byte registers; else AVX2: 8 x 32 bytes; else plain C, 32 float
+               sums): one sum in flight waits on its own adds and reads about half of what the
+               memory delivers. GB/s = 1e9 bytes/s. Decode runs in 4 rounds and the bandwidth is
+               measured (best of 3 passes) just before each: on a shared machine the figure drifts
+               by tens of percent from second to second, so each decoded token is held against the
+               bandwidth of its own round. The 1-thread figure (best of 3, once, after the decode)
+               is printed beside it and not used in any ratio;
      sgemm     cblas_sgemm GFLOP/s at the model's prefill shapes: C[M x Nout] = A[M x K] B^T with
                M = N prompt tokens and (K, Nout) = (cols, rows) of each weight matrix of the layers
                that a decoded token reads (dintattn_model_tensors: Q1/K1/Q2/K2, dense or merged, or
                the Shared-DIFF base/down factors and the up factors one head at a time when the
                engine runs them factored; V; O; gate, up; down), best of 3 per shape; the figure
                is sum(FLOPs) / sum(seconds) over the matrices, i.e. the FLOP-weighted (harmonic)
-               average rate.
+               average rate. OpenBLAS reads OPENBLAS_CORETYPE (which kernels it runs) once, when it
+               loads, so when the variable is set the bench also runs itself again
+               (/proc/self/exe, hidden option --sgemm-only M T K:N:COUNT,...: the parent's shapes
+               on its command line, so the child loads no model) with the variable removed from
+               the environment, at the same shapes and threads, and prints both figures; the first
+               (as configured) is the one the ratios use;
+     peak      register-only microkernels on T pthreads at once, each about 0.2 s, no memory
+               traffic: f32 FMA (AVX-512F _mm512_fmadd_ps, 12 independent accumulators, 2 FLOPs a
+               lane; else AVX2 + FMA; else plain C), bf16 dot (_mm512_dpbf16_ps: 32 bf16 pairs,
+               64 FLOPs an instruction; needs AVX-512-BF16) and int8 dot (_mm512_dpbusd_epi32: 64
+               u8 x s8 products, 128 ops an instruction; else AVX-VNNI _mm256_dpbusd_avx_epi32, 64
+               ops). What the CPU lacks is printed as "not available".
    From those:
      params    dintattn_model_params: the file's tensors as stored (Shared-DIFF counts its factors);
      weight bytes per decoded token: dintattn_model_weight_bytes, every matrix at the precision it
-               is held in (q8: 1 byte a weight + a 4-byte scale per 32), the norm vectors and one
-               embedding row;
+               is held in (q8: 1 byte a weight + a 4-byte scale per 32; q4: half a byte + the same
+               scales), the norm vectors and one embedding row;
      decode roofline fraction = sum over tokens of (weight bytes per token / its round's bandwidth)
                / (seconds of decode); the bandwidth printed is the matching harmonic mean. Also
                printed: the same with the bytes of the KV cache (and DINT's S) each token reads
@@ -37,18 +55,35 @@
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
                + 2 * V * D (LM head, last token). Attention FLOPs (q.k and W.v over the causal
                triangle, N(N+1)/2 pairs per head) are printed separately and not in the ratio.
-   With --weights bf16 or q8 it also loads the file with f32 weights and runs the first
-   min(N, 128) prompt tokens through both: the relative RMS and largest change of the logits, the
-   mean KL divergence (f32 || converted) per position, how often the argmax agrees, and the
-   perplexity of the prompt's next tokens under each (the prompt is random: the perplexities
-   themselves mean little, their difference is the quality change).
+     prefill peak fraction    = the same prefill GFLOP/s over the f32 FMA peak; and, for the
+               arithmetic the layers' matrices are held for (the type most of their parameters
+               are held in: --weights, or the file's own), over the int8 dot peak (q8, q4) or the
+               bf16 dot peak (bf16). Under --precision exact every product runs in f32: the f32
+               figure is then the relevant one.
+   With --weights bf16, q8 or q4 it also runs the first min(N, 128) prompt tokens through the
+   model and through a reference load of the same file: the relative RMS and largest change of
+   the logits, the mean KL divergence (reference || tested) per position, how often the argmax
+   agrees, and the perplexity of the prompt's next tokens under each (the prompt is random: the
+   perplexities themselves mean little, their difference is the quality change). The reference
+   is the file with f32 weights when that copy (4 bytes a parameter, plus a session) fits in 80%
+   of the available memory (MemAvailable in /proc/meminfo, else the physical memory); else the
+   file's own weights, read in place (when they differ from the tested ones: "q8 vs file (bf16)
+   weights", with the reason); else the comparison is skipped, with the reason. The reference
+   session runs --precision exact.
 
-   --json prints one JSON object with all of it. --batch B sets the session's n_batch (tokens
-   per internal prefill step; 0 = the engine's default, min(n_ctx, 512)). --kernels caps the
-   session's kernel level (default: the environment variable DINTATTN_KERNELS when set, as the
-   tests read it, else auto; both go through dintattn_kernels_parse); the report names the level
-   that ran.
-   Errors: one line on stderr, exit 1. */
+   --json prints one JSON object with all of it; figures that were not measured are null. Among
+   them: sgemm_gflop_s (as configured) and sgemm_unset_gflop_s (with OPENBLAS_CORETYPE unset: the
+   same figure when the variable is not set, null when the child run failed, with
+   sgemm_unset_error); peak_f32_gflop_s, peak_bf16_gflop_s, peak_int8_gop_s and the instruction
+   sets they ran (peak_*_isa); prefill_f32_peak_fraction, prefill_bf16_peak_fraction,
+   prefill_int8_peak_fraction; bandwidth_1thread_gb_s; weights_held; precision;
+   quality_reference ("f32", "file (bf16)", ...; null when not compared) and quality_note.
+   --batch B sets the session's n_batch (tokens per internal prefill step; 0 = the engine's
+   default, min(n_ctx, 512)). --kernels caps the session's kernel level (default: the environment
+   variable DINTATTN_KERNELS when set, as the tests read it, else auto; both go through
+   dintattn_kernels_parse); the report names the level that ran.
+   Errors: one line on stderr, exit 1. A failed OPENBLAS_CORETYPE-unset sgemm run is reported in
+   the output, not an error. */
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
@@ -61,23 +96,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+extern char **environ;
 
 #define DEFAULT_MODEL "models/dint-kjv.safetensors"
 #define BW_BYTES ((size_t)1 << 30)
 #define BW_PASSES 3
 #define BW_ROUNDS 4
 #define GEMM_REPS 3
+#define PEAK_SECONDS 0.2
+#define PEAK_CHUNK 50000       /* microkernel iterations between clock reads */
+#ifndef MEM_FRACTION           /* (-DMEM_FRACTION=1e-9 tries the fallbacks) */
+#define MEM_FRACTION 0.8       /* of the available memory, for the f32 quality reference */
+#endif
+#define CORETYPE "OPENBLAS_CORETYPE"
 
 static const char *usage =
-    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B] [--weights file|f32|bf16|q8]\n"
+    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
+    "             [--weights file|f32|bf16|q8|q4] [--precision auto|exact]\n"
     "             [--kernels auto|portable|avx2|avx512] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
     "  --gen M       tokens decoded after the prompt (default 128)\n"
-    "  --threads T   session threads and OpenBLAS threads; also the bandwidth test (default 2)\n"
+    "  --threads T   session threads and OpenBLAS threads; also the bandwidth and peak tests\n"
+    "                (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the engine's default)\n"
-    "  --weights W   file (default: as stored), f32, bf16 or q8 (converted at load)\n"
+    "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
+    "  --precision P auto (default: Q8/Q4 weights times int8 activations) or exact (f32\n"
+    "                activations for every weight type)\n"
     "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --json        print one JSON object instead of the text report\n"
@@ -88,6 +141,7 @@ typedef struct args {
     int prompt, gen, threads, batch, json;
     dintattn_weights weights;
     dintattn_kernels kernels;
+    dintattn_precision precision;
 } args;
 
 static int fail(const char *what, const char *detail)
@@ -125,6 +179,7 @@ static int parse_args(int argc, char **argv, args *a)
     a->prompt = 512;
     a->gen = 128;
     a->threads = 2;
+    a->precision = DINTATTN_PRECISION_AUTO;
     for (i = 1; i < argc; i++) {
         const char *o = argv[i];
         int *dst = NULL;
@@ -136,7 +191,7 @@ static int parse_args(int argc, char **argv, args *a)
         if (!strcmp(o, "--json")) { a->json = 1; continue; }
         if (o[0] != '-') { a->model = o; continue; }
         if (strcmp(o, "--weights") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
-            strcmp(o, "--batch") && strcmp(o, "--kernels")) {
+            strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision")) {
             fprintf(stderr, "bench: unknown option '%s' (see --help)\n", o);
             return 1;
         }
@@ -146,6 +201,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(o, "--weights")) {
             if (dintattn_weights_parse(argv[++i], &a->weights, &err)) return fail("--weights", err.message);
+            continue;
+        }
+        if (!strcmp(o, "--precision")) {
+            if (dintattn_precision_parse(argv[++i], &a->precision, &err)) return fail("--precision", err.message);
             continue;
         }
         if (!strcmp(o, "--kernels")) {
@@ -167,6 +226,10 @@ static int parse_args(int argc, char **argv, args *a)
 
 /* ---- memory read bandwidth ---------------------------------------------------------------- */
 
+/* Floats per block: every thread's share is a whole number of blocks (512 bytes), so that the
+   loops below need no tail and every share starts 64-byte aligned. */
+#define BW_BLOCK 128
+
 typedef struct bw_job {
     float *p;
     size_t n;
@@ -174,28 +237,77 @@ typedef struct bw_job {
     double sum;
 } bw_job;
 
-/* Sums n floats (n a multiple of 32) in 32-byte vectors, four sums in flight: the widest plain
-   loads, so that the loop waits on memory rather than on itself. */
-typedef float bw_v8 __attribute__((vector_size(32)));
-#define BW_SUM_BODY                                                                                    \
-    const bw_v8 *v = (const bw_v8 *)(const void *)p;                                                   \
-    bw_v8 a = {0}, b = {0}, c = {0}, d = {0};                                                          \
-    size_t i;                                                                                          \
-    double t = 0;                                                                                      \
-    int k;                                                                                             \
-    for (i = 0; i + 4 <= n / 8; i += 4) {                                                              \
-        a += v[i];                                                                                     \
-        b += v[i + 1];                                                                                 \
-        c += v[i + 2];                                                                                 \
-        d += v[i + 3];                                                                                 \
-    }                                                                                                  \
-    a += b + c + d;                                                                                    \
-    for (k = 0; k < 8; k++) t += a[k];                                                                 \
-    return t;
+/* Each sums n floats (a multiple of BW_BLOCK, 64-byte aligned) in 8 independent accumulators:
+   one add has a latency of several cycles, so a single running sum would leave the loads waiting
+   on it (on Zen 5 that reads about half the bandwidth). */
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static double bw_sum_avx2(const float *p, size_t n) { BW_SUM_BODY }
+__attribute__((target("avx512f"))) static double bw_sum_avx512(const float *p, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    size_t i;
+    for (i = 0; i < n; i += BW_BLOCK) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+        a4 = _mm512_add_ps(a4, _mm512_load_ps(p + i + 64));
+        a5 = _mm512_add_ps(a5, _mm512_load_ps(p + i + 80));
+        a6 = _mm512_add_ps(a6, _mm512_load_ps(p + i + 96));
+        a7 = _mm512_add_ps(a7, _mm512_load_ps(p + i + 112));
+    }
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    return (double)_mm512_reduce_add_ps(a0);
+}
+
+__attribute__((target("avx2"))) static double bw_sum_avx2(const float *p, size_t n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    float t[8];
+    double s = 0;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i += 64) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+        a4 = _mm256_add_ps(a4, _mm256_load_ps(p + i + 32));
+        a5 = _mm256_add_ps(a5, _mm256_load_ps(p + i + 40));
+        a6 = _mm256_add_ps(a6, _mm256_load_ps(p + i + 48));
+        a7 = _mm256_add_ps(a7, _mm256_load_ps(p + i + 56));
+    }
+    a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                       _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+    _mm256_storeu_ps(t, a0);
+    for (k = 0; k < 8; k++) s += t[k];
+    return s;
+}
 #endif
-static double bw_sum(const float *p, size_t n) { BW_SUM_BODY }
+
+/* Plain C: 32 running sums, which a vectorizing compiler turns into several vector accumulators. */
+static double bw_sum_c(const float *p, size_t n)
+{
+    float s[32];
+    double t = 0;
+    size_t i;
+    int k;
+    for (k = 0; k < 32; k++) s[k] = 0;
+    for (i = 0; i < n; i += 32)
+        for (k = 0; k < 32; k++) s[k] += p[i + k];
+    for (k = 0; k < 32; k++) t += s[k];
+    return t;
+}
+
+/* The widest of the above this CPU runs. */
+static const char *bw_isa(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) return "avx512f";
+    if (__builtin_cpu_supports("avx2")) return "avx2";
+#endif
+    return "c";
+}
 
 static void *bw_worker(void *arg)
 {
@@ -206,12 +318,16 @@ static void *bw_worker(void *arg)
         return NULL;
     }
 #if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+        j->sum = bw_sum_avx512(j->p, j->n);
+        return NULL;
+    }
     if (__builtin_cpu_supports("avx2")) {
         j->sum = bw_sum_avx2(j->p, j->n);
         return NULL;
     }
 #endif
-    j->sum = bw_sum(j->p, j->n);
+    j->sum = bw_sum_c(j->p, j->n);
     return NULL;
 }
 
@@ -220,12 +336,12 @@ static double bw_pass(float *buf, size_t n, int T, int fill, double *sum)
 {
     pthread_t tid[1024];
     bw_job job[1024];
-    size_t per = (n / (size_t)T) & ~(size_t)31;
+    size_t per = (n / (size_t)T) & ~(size_t)(BW_BLOCK - 1);
     double t0, t1;
     int i, started = 0, ok = 1;
     for (i = 0; i < T; i++) {
         job[i].p = buf + per * (size_t)i;
-        job[i].n = i == T - 1 ? (n - per * (size_t)i) & ~(size_t)31 : per;
+        job[i].n = i == T - 1 ? (n - per * (size_t)i) & ~(size_t)(BW_BLOCK - 1) : per;
         job[i].fill = fill;
         job[i].sum = 0;
     }
@@ -271,6 +387,231 @@ static double bw_best(const bw_buffer *b, int T, int passes, double *checksum)
         if (b->bytes / s / 1e9 > best) best = (double)b->bytes / s / 1e9;
     }
     return best;
+}
+
+/* ---- register-only peaks ------------------------------------------------------------------ */
+
+/* Each kernel runs chunks of PEAK_CHUNK iterations of 12 independent multiply-accumulates (more
+   than latency x throughput of any of these units: 4-6 cycles x 2 a cycle) until `secs` have
+   passed, sets *ops (FLOPs or integer ops) and *elapsed, and returns a sum of its accumulators,
+   which the caller stores to a volatile: the chains cannot be dropped, and the loop count depends
+   on the clock, so it cannot be folded. The f32 chains a = a * m + c converge (m < 1), so the
+   values stay normal; the dot-product chains grow linearly, far from overflow (or, for int32,
+   wrap, which costs nothing). Every accumulator starts from a different value: chains that were
+   equal from the start would be one chain to the compiler (it keeps one and copies it). */
+typedef double (*peak_fn)(float seed, double secs, double *ops, double *elapsed);
+
+#define PEAK_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+#if defined(__x86_64__)
+#define PEAK_INIT512(k) __m512 a##k = _mm512_set1_ps(seed + (float)k);
+#define PEAK_FMA512(k) a##k = _mm512_fmadd_ps(a##k, m, c);
+__attribute__((target("avx512f"))) static double peak_f32_avx512(float seed, double secs, double *ops, double *elapsed)
+{
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-3f * seed);
+    PEAK_12(PEAK_INIT512)
+    double t0 = now(), t;
+    long long it = 0;
+    int r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMA512) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 16 * 2;
+    *elapsed = t;
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+    return (double)_mm512_reduce_add_ps(a0);
+}
+
+#define PEAK_INIT256(k) __m256 a##k = _mm256_set1_ps(seed + (float)k);
+#define PEAK_FMA256(k) a##k = _mm256_fmadd_ps(a##k, m, c);
+#define PEAK_ADD256(k) s = _mm256_add_ps(s, a##k);
+__attribute__((target("avx2,fma"))) static double peak_f32_avx2(float seed, double secs, double *ops, double *elapsed)
+{
+    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-3f * seed);
+    __m256 s = _mm256_setzero_ps();
+    PEAK_12(PEAK_INIT256)
+    float v[8];
+    double t0 = now(), t, sum = 0;
+    long long it = 0;
+    int r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMA256) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 8 * 2;
+    *elapsed = t;
+    PEAK_12(PEAK_ADD256)
+    _mm256_storeu_ps(v, s);
+    for (r = 0; r < 8; r++) sum += v[r];
+    return sum;
+}
+
+/* 32 bf16 pairs per instruction: 32 multiplies + 32 adds. */
+#define PEAK_BF16(k) a##k = _mm512_dpbf16_ps(a##k, x, y);
+__attribute__((target("avx512f,avx512bf16"))) static double peak_bf16_avx512(float seed, double secs, double *ops,
+                                                                            double *elapsed)
+{
+    const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(seed), _mm512_set1_ps(1e-3f));
+    const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(seed));
+    PEAK_12(PEAK_INIT512)
+    double t0 = now(), t;
+    long long it = 0;
+    int r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_BF16) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 64;
+    *elapsed = t;
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+    return (double)_mm512_reduce_add_ps(a0);
+}
+
+/* 64 u8 x s8 products summed into 16 int32 per instruction: 64 multiplies + 64 adds. */
+#define PEAK_INITI512(k) __m512i a##k = _mm512_set1_epi32(k);
+#define PEAK_DP512(k) a##k = _mm512_dpbusd_epi32(a##k, x, y);
+__attribute__((target("avx512f,avx512vnni"))) static double peak_int8_avx512(float seed, double secs, double *ops,
+                                                                            double *elapsed)
+{
+    const __m512i x = _mm512_set1_epi8((char)(int)(seed * 3)), y = _mm512_set1_epi8((char)-(int)(seed * 5));
+    PEAK_12(PEAK_INITI512)
+    int v[16];
+    double t0 = now(), t, sum = 0;
+    long long it = 0;
+    int r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_DP512) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 128;
+    *elapsed = t;
+    a0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
+                          _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
+    a0 = _mm512_add_epi32(a0, _mm512_add_epi32(_mm512_add_epi32(a8, a9), _mm512_add_epi32(a10, a11)));
+    _mm512_storeu_si512((void *)v, a0);  /* (not _mm512_reduce_add_epi32: its adds are signed, and these wrap) */
+    for (r = 0; r < 16; r++) sum += v[r];
+    return sum;
+}
+
+/* AVX-VNNI (VEX, 256 bits): 32 u8 x s8 products per instruction, 64 ops. */
+#define PEAK_INITI256(k) __m256i a##k = _mm256_set1_epi32(k);
+#define PEAK_DP256(k) a##k = _mm256_dpbusd_avx_epi32(a##k, x, y);
+#define PEAK_ADDI256(k) s = _mm256_add_epi32(s, a##k);
+__attribute__((target("avx2,avxvnni"))) static double peak_int8_avxvnni(float seed, double secs, double *ops,
+                                                                       double *elapsed)
+{
+    const __m256i x = _mm256_set1_epi8((char)(int)(seed * 3)), y = _mm256_set1_epi8((char)-(int)(seed * 5));
+    __m256i s = _mm256_setzero_si256();
+    PEAK_12(PEAK_INITI256)
+    int v[8];
+    double t0 = now(), t, sum = 0;
+    long long it = 0;
+    int r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_DP256) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 64;
+    *elapsed = t;
+    PEAK_12(PEAK_ADDI256)
+    _mm256_storeu_si256((__m256i *)(void *)v, s);
+    for (r = 0; r < 8; r++) sum += v[r];
+    return sum;
+}
+#endif
+
+/* Plain C: 12 scalar chains (a compiler may pack them into vectors; either way a lower bound). */
+#define PEAK_FMAC(k) a[k] = a[k] * m + c;
+static double peak_f32_c(float seed, double secs, double *ops, double *elapsed)
+{
+    float a[12];
+    const float m = 0.999999f, c = 1e-3f * seed;
+    double t0 = now(), t, sum = 0;
+    long long it = 0;
+    int r;
+    for (r = 0; r < 12; r++) a[r] = seed + (float)r;
+    do {
+        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMAC) }
+        it += PEAK_CHUNK;
+        t = now() - t0;
+    } while (t < secs);
+    *ops = (double)it * 12 * 2;
+    *elapsed = t;
+    for (r = 0; r < 12; r++) sum += a[r];
+    return sum;
+}
+
+enum { PEAK_F32, PEAK_BF16, PEAK_INT8, PEAK_KINDS };
+
+/* The kernel for `kind` on this CPU and the instruction set it uses, or NULL: not available. */
+static peak_fn peak_pick(int kind, const char **isa)
+{
+    *isa = NULL;
+#if defined(__x86_64__)
+    if (kind == PEAK_F32 && __builtin_cpu_supports("avx512f")) return *isa = "avx512f", peak_f32_avx512;
+    if (kind == PEAK_F32 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return *isa = "avx2+fma", peak_f32_avx2;
+    if (kind == PEAK_BF16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
+        return *isa = "avx512bf16", peak_bf16_avx512;
+    if (kind == PEAK_INT8 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
+        return *isa = "avx512vnni", peak_int8_avx512;
+    if (kind == PEAK_INT8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
+        return *isa = "avxvnni", peak_int8_avxvnni;
+#endif
+    if (kind == PEAK_F32) return *isa = "c", peak_f32_c;
+    return NULL;
+}
+
+typedef struct peak_job {
+    peak_fn fn;
+    float seed;
+    double ops, secs, sum;
+} peak_job;
+
+static volatile double peak_sink;
+
+static void *peak_worker(void *arg)
+{
+    peak_job *j = (peak_job *)arg;
+    j->sum = j->fn(j->seed, PEAK_SECONDS, &j->ops, &j->secs);
+    return NULL;
+}
+
+/* fn on T threads at once: the sum of their rates in G ops/s; 0 if a thread could not start. */
+static double peak_run(peak_fn fn, int T)
+{
+    pthread_t tid[1024];
+    peak_job job[1024];
+    double rate = 0, sum = 0;
+    int i, started = 0, ok = 1;
+    for (i = 0; i < T; i++) {
+        job[i].fn = fn;
+        job[i].seed = 1.0f + (float)i / 64;
+        job[i].ops = job[i].secs = job[i].sum = 0;
+    }
+    for (i = 1; i < T; i++) {
+        if (pthread_create(&tid[i], NULL, peak_worker, &job[i])) { ok = 0; break; }
+        started++;
+    }
+    peak_worker(&job[0]);
+    for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
+    if (!ok) return 0;
+    for (i = 0; i < T; i++) {
+        rate += job[i].secs > 0 ? job[i].ops / job[i].secs : 0;
+        sum += job[i].sum;
+    }
+    peak_sink = sum;
+    return rate / 1e9;
 }
 
 /* ---- sgemm at the model's shapes ---------------------------------------------------------- */
@@ -340,8 +681,8 @@ static double measure_sgemm(const shape *s, int ns, int M)
         if ((size_t)s[k].N * s[k].K > maxb) maxb = (size_t)s[k].N * s[k].K;
         if ((size_t)M * s[k].N > maxc) maxc = (size_t)M * s[k].N;
     }
-    A = (float *)malloc(maxa * sizeof(float));
-    B = (float *)malloc(maxb * sizeof(float));
+    A = (float *)calloc(maxa, sizeof(float));  /* calloc: initialized even where the fill below is empty */
+    B = (float *)calloc(maxb, sizeof(float));
     C = (float *)malloc(maxc * sizeof(float));
     if (!A || !B || !C) { free(A); free(B); free(C); return 0; }
     for (i = 0; i < maxa; i++) A[i] = (float)((i * 7) % 13) * 0.01f - 0.06f;
@@ -367,11 +708,130 @@ static double measure_sgemm(const shape *s, int ns, int M)
     return secs > 0 ? flops / secs / 1e9 : 0;
 }
 
-/* ---- quality of converted weights: logits against an f32 load of the same file ------------ */
+/* ---- sgemm with OPENBLAS_CORETYPE unset: this binary again, in a child process ------------- */
+
+/* The hidden mode the parent runs: `bench --sgemm-only M T K:N:COUNT,...` prints measure_sgemm's
+   GFLOP/s at those shapes on T threads and exits 0 (1 on a bad argument or failure). The shapes
+   come on the command line, so that the child measures exactly the parent's without loading the
+   model a second time. */
+static int sgemm_only(int argc, char **argv)
+{
+    shape *s;
+    const char *p;
+    int M, T, ns = 0, cap = 1;
+    double g;
+    if (argc != 5 || parse_int(argv[2], 1, INT_MAX, &M) || parse_int(argv[3], 1, 1024, &T))
+        return fail("--sgemm-only M T K:N:COUNT,...", "bad arguments");
+    for (p = argv[4]; *p; p++) cap += *p == ',';
+    if (!(s = (shape *)malloc(sizeof *s * (size_t)cap))) return fail("out of memory", NULL);
+    for (p = argv[4]; *p;) {
+        long long K, N, count;
+        char *end;
+        K = strtoll(p, &end, 10);
+        if (*end != ':') break;
+        N = strtoll(end + 1, &end, 10);
+        if (*end != ':') break;
+        count = strtoll(end + 1, &end, 10);
+        if (K <= 0 || K > INT_MAX || N <= 0 || N > INT_MAX || count <= 0 || (*end && *end != ',')) break;
+        add_shape(s, &ns, K, N, count);
+        p = *end ? end + 1 : end;
+    }
+    if (*p || !ns) {
+        free(s);
+        return fail("--sgemm-only", "bad shape list");
+    }
+    openblas_set_num_threads(T);
+    g = measure_sgemm(s, ns, M);
+    free(s);
+    if (g <= 0) return fail("sgemm test failed (out of memory)", NULL);
+    printf("%.6f\n", g);
+    return 0;
+}
+
+/* Runs /proc/self/exe --sgemm-only with OPENBLAS_CORETYPE removed from the environment. Returns
+   its GFLOP/s, or 0 with the reason in why[n]. */
+static double sgemm_unset(const shape *s, int ns, int M, int T, char *why, size_t n)
+{
+    char **env = NULL, *list = NULL, num[2][24], out[128];
+    char *argv[6];
+    size_t envc = 0, len = 0, got = 0, i, j;
+    int fd[2] = {-1, -1}, status, k;
+    pid_t pid;
+    ssize_t r;
+    double g = 0;
+    char *end;
+    while (environ[envc]) envc++;
+    env = (char **)malloc(sizeof *env * (envc + 1));
+    list = (char *)malloc((size_t)ns * 64 + 1);
+    if (!env || !list) {
+        snprintf(why, n, "out of memory");
+        goto done;
+    }
+    for (i = j = 0; i < envc; i++)
+        if (strncmp(environ[i], CORETYPE "=", sizeof CORETYPE)) env[j++] = environ[i];
+    env[j] = NULL;
+    list[0] = 0;
+    for (k = 0; k < ns; k++)
+        len += (size_t)sprintf(list + len, "%s%d:%d:%lld", k ? "," : "", s[k].K, s[k].N, s[k].count);
+    snprintf(num[0], sizeof num[0], "%d", M);
+    snprintf(num[1], sizeof num[1], "%d", T);
+    argv[0] = (char *)"bench";
+    argv[1] = (char *)"--sgemm-only";
+    argv[2] = num[0];
+    argv[3] = num[1];
+    argv[4] = list;
+    argv[5] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fd)) {
+        snprintf(why, n, "pipe: %s", strerror(errno));
+        goto done;
+    }
+    pid = fork();
+    if (pid < 0) {
+        snprintf(why, n, "fork: %s", strerror(errno));
+        goto done;
+    }
+    if (pid == 0) {  /* between fork and exec only async-signal-safe calls */
+        close(fd[0]);
+        if (dup2(fd[1], 1) < 0) _exit(127);
+        close(fd[1]);
+        execve("/proc/self/exe", argv, env);
+        _exit(127);
+    }
+    close(fd[1]);
+    fd[1] = -1;
+    while ((r = read(fd[0], out + got, sizeof out - 1 - got)) > 0 || (r < 0 && errno == EINTR))
+        if (r > 0) got += (size_t)r;
+    out[got] = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(why, n, "waitpid: %s", strerror(errno));
+            goto done;
+        }
+    if (WIFSIGNALED(status)) snprintf(why, n, "it was killed by signal %d", WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) snprintf(why, n, "/proc/self/exe could not be run");
+    else if (!WIFEXITED(status) || WEXITSTATUS(status)) snprintf(why, n, "it exited with status %d", WEXITSTATUS(status));
+    else if ((g = strtod(out, &end)) <= 0 || end == out) {
+        g = 0;
+        snprintf(why, n, "it printed no figure");
+    }
+done:
+    if (fd[0] >= 0) close(fd[0]);
+    if (fd[1] >= 0) close(fd[1]);
+    free(env);
+    free(list);
+    return g;
+}
+
+/* ---- quality of converted weights: logits against a reference load of the same file ------- */
 
 typedef struct quality {
     int tokens;
     double rel_rms, max_abs, kl, top1, ppl_ref, ppl;
+    char ref[32];    /* what the reference held: "f32" or "file (bf16)"; "" when not run */
+    char note[192];  /* why the reference is not f32, or why the comparison was skipped */
+    int skipped;
 } quality;
 
 static int argmax(const float *x, int n)
@@ -393,9 +853,72 @@ static void log_softmax(const float *x, int n, double *out)
     for (i = 0; i < n; i++) out[i] = x[i] - mx - log(sum);
 }
 
-/* Runs the first q prompt tokens through `test` and through an f32 load of the file (on the same
-   threads and kernels), and compares every position's logits. Returns 0, or 1 with a message
-   printed. */
+/* The type most of the layers' weight-matrix parameters are held in ("f32", "bf16", "q8", ...)
+   into out[n]; "?" if the model has none (or no memory to list them). */
+static void held_type(const dintattn_model *m, char *out, size_t n)
+{
+    const long long count = dintattn_model_tensors(m, NULL, 0);
+    dintattn_tensor_info *t = (dintattn_tensor_info *)malloc(sizeof *t * (size_t)(count > 0 ? count : 1));
+    const char *type[16];
+    double params[16], best = 0;
+    int nt = 0, k;
+    long long i;
+    snprintf(out, n, "?");
+    if (!t) return;
+    dintattn_model_tensors(m, t, count);
+    for (i = 0; i < count; i++) {
+        if (t[i].layer < 0 || !t[i].matrix || !t[i].type) continue;
+        for (k = 0; k < nt && strcmp(type[k], t[i].type); k++) {}
+        if (k == nt) {
+            if (nt == 16) continue;
+            type[nt] = t[i].type;
+            params[nt++] = 0;
+        }
+        params[k] += (double)t[i].rows * (double)(t[i].cols > 0 ? t[i].cols : 1);
+    }
+    for (k = 0; k < nt; k++)
+        if (params[k] > best) best = params[k], snprintf(out, n, "%s", type[k]);
+    free(t);
+}
+
+/* Bytes of memory available for new allocations: MemAvailable from /proc/meminfo, else the
+   physical memory; 0 if neither is known. */
+static double mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = 0;
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "MemAvailable:", 13)) {
+                kb = strtod(line + 13, NULL);
+                break;
+            }
+        fclose(f);
+        if (kb > 0) return kb * 1024;
+    }
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0) return (double)pages * (double)page;
+    }
+#endif
+    return 0;
+}
+
+/* bytes as "50.8 GB", or "312 MB" below a gigabyte */
+static const char *size_text(char *buf, size_t n, double bytes)
+{
+    if (bytes >= 1e9) snprintf(buf, n, "%.1f GB", bytes / 1e9);
+    else snprintf(buf, n, "%.0f MB", bytes / 1e6);
+    return buf;
+}
+
+/* Runs the first q prompt tokens through `test` and through a reference load of the file (on the
+   same threads and kernels; the reference in --precision exact), and compares every position's
+   logits. The reference holds f32 weights when that copy fits in MEM_FRACTION of the available
+   memory; else the file's own weights (read in place) when they are not what `test` holds; else
+   out->skipped is set with the reason in out->note. Returns 0, or 1 with a message printed. */
 static int measure_quality(const args *arg, const dintattn_model *test, const int *prompt, int q, quality *out)
 {
     dintattn_load_options lo;
@@ -406,25 +929,61 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     const int V = dintattn_model_config(test)->vocab_size;
     float *a = (float *)malloc(sizeof(float) * (size_t)q * V), *b = (float *)malloc(sizeof(float) * (size_t)q * V);
     double *la = (double *)malloc(sizeof(double) * V), *lb = (double *)malloc(sizeof(double) * V);
-    double se = 0, sr = 0, nll_a = 0, nll_b = 0;
+    double se = 0, sr = 0, nll_a = 0, nll_b = 0, need, avail;
+    char file_type[16], test_type[16], s1[24], s2[24];
     int t, i, agree = 0, rc = 1;
-    memset(&lo, 0, sizeof lo);
-    lo.weights = DINTATTN_WEIGHTS_F32;
+    memset(out, 0, sizeof *out);
+    if (!a || !b || !la || !lb) goto done;
     memset(&so, 0, sizeof so);
     so.n_ctx = q;
     so.n_threads = arg->threads;
     so.kernels = arg->kernels;
-    memset(out, 0, sizeof *out);
-    if (!a || !b || !la || !lb) goto done;
-    if (dintattn_model_load(arg->model, &lo, &ref, &err) || dintattn_session_new(ref, &so, &s, &err) ||
-        dintattn_prefill(s, prompt, q, a, 1, &err)) {
-        fail("quality: f32 reference", err.message);
-        goto done;
-    }
-    dintattn_session_free(s);
-    s = NULL;
+    so.precision = arg->precision;
+    /* the tested model first: its session's size is part of what the reference will need */
     if (dintattn_session_new(test, &so, &s, &err) || dintattn_prefill(s, prompt, q, b, 1, &err)) {
         fail("quality", err.message);
+        goto done;
+    }
+    need = 4.0 * (double)dintattn_model_params(test) + (double)dintattn_session_bytes(s);
+    dintattn_session_free(s);
+    s = NULL;
+    held_type(test, test_type, sizeof test_type);
+
+    /* the file as stored costs little (mapped in place) and says what the f32 copy would add */
+    memset(&lo, 0, sizeof lo);
+    lo.weights = DINTATTN_WEIGHTS_FILE;
+    if (dintattn_model_load(arg->model, &lo, &ref, &err)) {
+        fail("quality: reference", err.message);
+        goto done;
+    }
+    held_type(ref, file_type, sizeof file_type);
+    avail = mem_available();
+    if (!strcmp(file_type, "f32")) {
+        snprintf(out->ref, sizeof out->ref, "f32");
+    } else if (avail <= 0 || need <= MEM_FRACTION * avail) {
+        dintattn_model_free(ref);
+        ref = NULL;
+        lo.weights = DINTATTN_WEIGHTS_F32;
+        if (dintattn_model_load(arg->model, &lo, &ref, &err)) {
+            fail("quality: f32 reference", err.message);
+            goto done;
+        }
+        snprintf(out->ref, sizeof out->ref, "f32");
+    } else if (strcmp(file_type, test_type)) {
+        snprintf(out->ref, sizeof out->ref, "file (%s)", file_type);
+        snprintf(out->note, sizeof out->note, "f32 copy of %s would not fit in %s available",
+                 size_text(s1, sizeof s1, need), size_text(s2, sizeof s2, avail));
+    } else {
+        out->skipped = 1;
+        snprintf(out->note, sizeof out->note,
+                 "an f32 copy of %s would not fit in %s available, and the file's weights are %s, as tested",
+                 size_text(s1, sizeof s1, need), size_text(s2, sizeof s2, avail), file_type);
+        rc = 0;
+        goto done;
+    }
+    so.precision = DINTATTN_PRECISION_EXACT;
+    if (dintattn_session_new(ref, &so, &s, &err) || dintattn_prefill(s, prompt, q, a, 1, &err)) {
+        fail("quality: reference", err.message);
         goto done;
     }
     for (t = 0; t < q; t++) {
@@ -482,6 +1041,30 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* ", "key": v" with v printed by fmt, or null when !known */
+static void json_num(const char *key, const char *fmt, double v, int known)
+{
+    printf(", \"%s\": ", key);
+    if (known) printf(fmt, v);
+    else fputs("null", stdout);
+}
+
+/* ", "key": "s"", or null for NULL or "" */
+static void json_str(const char *key, const char *s)
+{
+    printf(", \"%s\": ", key);
+    if (s && *s) json_string(s);
+    else fputs("null", stdout);
+}
+
+/* "X unit" or "not available" */
+static const char *rate_text(char *buf, size_t n, double v, const char *unit)
+{
+    if (v > 0) snprintf(buf, n, "%.1f %s", v, unit);
+    else snprintf(buf, n, "not available");
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     args a;
@@ -493,16 +1076,18 @@ int main(int argc, char **argv)
     const dintattn_config *c;
     quality qual;
     shape *shapes = NULL;
-    int ns, factored, N, M, ctx, i, tok, rc;
+    int ns, factored, N, M, ctx, i, tok, rc, k, int8_held, bf16_held;
     long long params;
-    const char *kernels;
+    const char *kernels, *precision, *coretype, *peak_isa[PEAK_KINDS];
+    char held[16], why[160] = "", t1[48], t2[48], t3[48];
     int *prompt = NULL;
     float *logits = NULL;
     unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-    double t0, load_s, prefill_s, decode_s, bw, gemm, wbytes, kv_mean, mparams, model_flops, attn_flops, pairs;
-    double checksum = 0, per_head_pair, bw_min, bw_max, limit_s, limit_kv_s;
+    double t0, load_s, prefill_s, decode_s, bw, bw1, gemm, gemm_unset = 0, wbytes, kv_mean, mparams, model_flops;
+    double attn_flops, pairs, checksum = 0, per_head_pair, bw_min, bw_max, limit_s, limit_kv_s, peak[PEAK_KINDS];
     bw_buffer bwb = {NULL, 0, 0};
 
+    if (argc > 1 && !strcmp(argv[1], "--sgemm-only")) return sgemm_only(argc, argv);
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;
     openblas_set_num_threads(a.threads);
 
@@ -513,6 +1098,9 @@ int main(int argc, char **argv)
     load_s = now() - t0;
     c = dintattn_model_config(model);
     factored = dintattn_model_qk_factored(model);
+    held_type(model, held, sizeof held);
+    int8_held = !strcmp(held, "q8") || !strcmp(held, "q4");
+    bf16_held = !strcmp(held, "bf16");
 
     /* N + M must fit in the context: M at most ctx - 1, then N at most ctx - M */
     ctx = c->max_seq_len;
@@ -528,11 +1116,13 @@ int main(int argc, char **argv)
     so.n_threads = a.threads;
     so.n_batch = a.batch;
     so.kernels = a.kernels;
+    so.precision = a.precision;
     if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) {
         dintattn_model_free(model);
         return fail("session", err.message);
     }
     kernels = dintattn_kernels_name(dintattn_session_kernels(sess));
+    precision = dintattn_precision_name(dintattn_session_precision(sess));
     prompt = (int *)malloc(sizeof(int) * (size_t)N);
     logits = (float *)malloc(sizeof(float) * (size_t)c->vocab_size);
     if (!prompt || !logits) {
@@ -592,10 +1182,15 @@ int main(int argc, char **argv)
     }
     dintattn_session_free(sess);
     sess = NULL;
+    /* one thread, once: what a single core draws (not used in the ratios); then the buffer goes,
+       leaving its GiB to the quality reference */
+    bw1 = bw_best(&bwb, 1, BW_PASSES, &checksum);
+    free(bwb.p);
+    bwb.p = NULL;
 
-    /* what bf16 / q8 weights change, against f32 weights */
+    /* what bf16 / q8 / q4 weights change, against f32 weights (or the file's, see measure_quality) */
     memset(&qual, 0, sizeof qual);
-    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8) &&
+    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8 || a.weights == DINTATTN_WEIGHTS_Q4) &&
         measure_quality(&a, model, prompt, N < 128 ? N : 128, &qual)) {
         rc = 1;
         goto done;
@@ -609,6 +1204,12 @@ int main(int argc, char **argv)
         rc = fail("sgemm test failed (out of memory)", NULL);
         goto done;
     }
+    coretype = getenv(CORETYPE);
+    gemm_unset = coretype ? sgemm_unset(shapes, ns, N, a.threads, why, sizeof why) : gemm;
+    for (k = 0; k < PEAK_KINDS; k++) {
+        peak_fn fn = peak_pick(k, &peak_isa[k]);
+        peak[k] = fn ? peak_run(fn, a.threads) : 0;
+    }
 
     params = dintattn_model_params(model);
     mparams = layer_matrix_params(shapes, ns);
@@ -620,31 +1221,57 @@ int main(int argc, char **argv)
     {
         double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
         double roof = limit_s / decode_s, roof_kv = limit_kv_s / decode_s, gfrac = pre_gflop_s / gemm;
+        double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
+        double f_int8 = int8_held && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
+        double f_bf16 = bf16_held && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
+        const char *wname = dintattn_weights_name(a.weights);
         if (a.json) {
             printf("{\"model\": ");
             json_string(a.model);
             printf(", \"attention\": \"%s\", \"qk_rank\": %d, \"qk_factored\": %d, \"dim\": %d, \"n_layers\": %d, "
                    "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
                    "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
-                   "\"max_seq_len\": %d, \"params\": %lld, \"weights\": \"%s\", \"kernels\": \"%s\", "
+                   "\"max_seq_len\": %d, \"params\": %lld, \"weights\": \"%s\", \"weights_held\": \"%s\", "
+                   "\"precision\": \"%s\", \"kernels\": \"%s\", "
                    "\"threads\": %d, \"n_batch\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, "
                    "\"prefill_s\": %.6f, \"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
                    "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
-                   "\"bandwidth_max_gb_s\": %.3f, \"sgemm_gflop_s\": %.3f, "
-                   "\"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
-                   "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
-                   "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f, "
-                   "\"quality_tokens\": %d, \"logit_rel_rms\": %.6g, \"logit_max_abs\": %.6g, \"kl_nats\": %.6g, "
-                   "\"top1_agree\": %.4f, \"ppl_f32\": %.6g, \"ppl\": %.6g}\n",
+                   "\"bandwidth_max_gb_s\": %.3f, \"bandwidth_isa\": \"%s\"",
                    c->attention == DINTATTN_ATTN_STANDARD ? "standard"
                    : c->attention == DINTATTN_ATTN_DIFF   ? "diff"
                                                           : "dint",
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, dintattn_weights_name(a.weights), kernels, a.threads, a.batch, N, M,
-                   load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, gemm,
-                   model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac,
-                   qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, qual.top1, qual.ppl_ref, qual.ppl);
+                   c->max_seq_len, params, wname, held, precision, kernels, a.threads, a.batch, N, M,
+                   load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
+            json_num("bandwidth_1thread_gb_s", "%.3f", bw1, bw1 > 0);
+            printf(", \"sgemm_gflop_s\": %.3f", gemm);
+            json_str("sgemm_openblas_coretype", coretype);
+            json_num("sgemm_unset_gflop_s", "%.3f", gemm_unset, gemm_unset > 0);
+            json_str("sgemm_unset_error", coretype && gemm_unset <= 0 ? why : NULL);
+            json_num("peak_f32_gflop_s", "%.3f", peak[PEAK_F32], peak[PEAK_F32] > 0);
+            json_num("peak_bf16_gflop_s", "%.3f", peak[PEAK_BF16], peak[PEAK_BF16] > 0);
+            json_num("peak_int8_gop_s", "%.3f", peak[PEAK_INT8], peak[PEAK_INT8] > 0);
+            json_str("peak_f32_isa", peak_isa[PEAK_F32]);
+            json_str("peak_bf16_isa", peak_isa[PEAK_BF16]);
+            json_str("peak_int8_isa", peak_isa[PEAK_INT8]);
+            printf(", \"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
+                   "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
+                   "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f",
+                   model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
+            json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
+            json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
+            json_num("prefill_int8_peak_fraction", "%.4f", f_int8, f_int8 > 0);
+            json_str("quality_reference", qual.ref);
+            json_str("quality_note", qual.note);
+            printf(", \"quality_tokens\": %d", qual.tokens);
+            json_num("logit_rel_rms", "%.6g", qual.rel_rms, qual.tokens > 0);
+            json_num("logit_max_abs", "%.6g", qual.max_abs, qual.tokens > 0);
+            json_num("kl_nats", "%.6g", qual.kl, qual.tokens > 0);
+            json_num("top1_agree", "%.4f", qual.top1, qual.tokens > 0);
+            json_num("ppl_ref", "%.6g", qual.ppl_ref, qual.tokens > 1);
+            json_num("ppl", "%.6g", qual.ppl, qual.tokens > 1);
+            printf("}\n");
         } else {
             printf("model      %s\n", a.model);
             printf("config     %s, dim %d, %d layers, %d heads of %d (v %d), k1/q2/k2/v heads %d/%d/%d/%d, "
@@ -652,9 +1279,9 @@ int main(int argc, char **argv)
                    attention_name(c), c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim, c->n_k1_heads,
                    c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->qk_rank, factored ? " (factored)" : "",
                    c->hidden_dim, c->vocab_size, c->max_seq_len, (double)params / 1e6);
-            printf("threads    %d (session and OpenBLAS); kernels %s; weights %s%s (Q/K accumulate in double)\n",
-                   a.threads, kernels, dintattn_weights_name(a.weights),
-                   a.weights ? " (converted at load)" : " (as stored)");
+            printf("threads    %d (session and OpenBLAS); kernels %s; weights %s (%s; the layers' matrices held as "
+                   "%s); precision %s (Q/K accumulate in double)\n",
+                   a.threads, kernels, wname, a.weights ? "converted at load" : "as stored", held, precision);
             printf("load       %.3f s\n", load_s);
             printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
                    "(%.3f GFLOP; attention adds %.3f GFLOP, not counted)\n",
@@ -662,18 +1289,47 @@ int main(int argc, char **argv)
             printf("decode     %d tokens after %d in %.3f s: %.1f tok/s, %.2f ms/token\n", M, N, decode_s,
                    dec_tok_s, 1e3 * decode_s / M);
             printf("weights    %.2f MB read per decoded token\n", wbytes / 1e6);
-            printf("machine    memory read %.2f GB/s (%d threads over %d MiB, best of %d passes before each of %d "
-                   "decode rounds: %.2f to %.2f); sgemm %.2f GFLOP/s at M = %d over the layers' shapes\n",
-                   bw, a.threads, (int)(bwb.bytes >> 20), BW_PASSES, BW_ROUNDS, bw_min, bw_max, gemm, N);
+            printf("machine    memory read %.2f GB/s (%d threads over %d MiB, 8 %s accumulators a thread, best of %d "
+                   "passes before each of %d decode rounds: %.2f to %.2f); 1 thread: %.2f GB/s (once, after the "
+                   "decode; not in the ratios)\n",
+                   bw, a.threads, (int)(bwb.bytes >> 20), bw_isa(), BW_PASSES, BW_ROUNDS, bw_min, bw_max, bw1);
+            if (!coretype)
+                printf("sgemm      %.2f GFLOP/s with " CORETYPE " unset (OpenBLAS's own choice)", gemm);
+            else if (gemm_unset > 0)
+                printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); %.2f GFLOP/s with " CORETYPE
+                       " unset (OpenBLAS's own choice)", gemm, coretype, gemm_unset);
+            else
+                printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); with " CORETYPE
+                       " unset: not measured, the child run failed (%s)", gemm, coretype, why);
+            printf("; at M = %d over the layers' shapes, %d threads\n", N, a.threads);
+            printf("peak       f32 FMA %s, bf16 dot %s, int8 dot %s (register-only, %d threads; %s, %s, %s)\n",
+                   rate_text(t1, sizeof t1, peak[PEAK_F32], "GFLOP/s"), rate_text(t2, sizeof t2, peak[PEAK_BF16], "GFLOP/s"),
+                   rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), a.threads, peak_isa[PEAK_F32],
+                   peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16",
+                   peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni");
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
                    "cache read too (%.2f MB/token on average) %.3f\n",
                    roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
-            printf("prefill GEMM fraction     %.3f\n", gfrac);
-            if (qual.tokens)
-                printf("quality    %s vs f32 weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
-                       "%.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt perplexity %.4g vs %.4g\n",
-                       dintattn_weights_name(a.weights), qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1,
-                       qual.ppl, qual.ppl_ref);
+            printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)\n", gfrac,
+                   coretype ? ", as configured" : "");
+            printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
+            if (int8_held) {
+                if (f_int8 > 0) printf("; %.3f of the int8 dot peak", f_int8);
+                else printf("; int8 dot peak not available");
+            } else if (bf16_held) {
+                if (f_bf16 > 0) printf("; %.3f of the bf16 dot peak", f_bf16);
+                else printf("; bf16 dot peak not available");
+            }
+            printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s%s)\n",
+                   held, precision,
+                   (int8_held || bf16_held) && a.precision == DINTATTN_PRECISION_EXACT ? ": products in f32" : "");
+            if (qual.skipped)
+                printf("quality    skipped: %s\n", qual.note);
+            else if (qual.tokens)
+                printf("quality    %s vs %s weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
+                       "%.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt perplexity %.4g vs %.4g%s%s%s\n",
+                       wname, qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
+                       qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
         }
     }
     rc = checksum < 0 ? 1 : 0;  /* the bandwidth sums are used, so the reads cannot be dropped */
