@@ -177,8 +177,10 @@ typedef struct dintattn_load_options {
     dintattn_weights weights;
     int check_finite; /* != 0: scan every weight at load and refuse NaN or infinity (and a
                          non-finite lambda) with DINTATTN_ERR_NONFINITE naming the tensor */
-    /* Called now and then while the load converts or scans weights (a multi-gigabyte model takes
-       minutes): `done` of `total` bytes of weights so far; NULL: not called. */
+    /* Called now and then while the load converts weights (--weights f32|bf16|q8|q4 of a
+       multi-gigabyte model takes minutes): `done` bytes of the file's weights converted so far,
+       of the file's `total` bytes, and once more with done == total when the load ends if it
+       converted any; NULL: not called. dintattn_progress_stderr is one. */
     void (*progress)(void *user, double done, double total);
     void *progress_user;
 } dintattn_load_options;
@@ -189,7 +191,7 @@ typedef enum {
     DINTATTN_KERNELS_AUTO,
     DINTATTN_KERNELS_PORTABLE,
     DINTATTN_KERNELS_AVX2,      /* x86 AVX2 + FMA + F16C */
-    DINTATTN_KERNELS_AVX512     /* AVX-512F matrix-vector products, AVX2 attention loops */
+    DINTATTN_KERNELS_AVX512     /* AVX-512F/BW/VL/VNNI matrix-vector products, AVX2 attention loops */
 } dintattn_kernels;
 
 /* The arithmetic of the matrix products. AUTO: F32, F16 and BF16 weights multiply f32
@@ -215,6 +217,10 @@ typedef struct dintattn_session dintattn_session;
    `pos` (n_keys = pos + 1), after A1, A2 and the integral are combined. For tests and tools. */
 typedef void (*dintattn_attn_hook)(void *user, int layer, int head, int pos,
                                    const float *w, int n_keys);
+
+/* A progress callback for dintattn_load_options: "\r<user, a label>: converting weights, N%" on
+   stderr, at most once per percent, and a newline at the end; silent for files under 1 GB. */
+DINTATTN_API void dintattn_progress_stderr(void *user, double done, double total);
 
 /* Maps and validates a model file. Returns DINTATTN_OK and sets *model, or an error code. */
 DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintattn_load_options *opt,
@@ -1253,14 +1259,23 @@ static float dintattn__elem(const dintattn__tensor *t, size_t i)
 
 /* A weight matrix [rows][cols] (an nn.Linear's weight: y = W x) in the precision it is held in:
    a view into the mapped file, or a conversion the model owns. Q8 rows are blocks of 32 int8
-   values q with one f32 scale each: w = scale * q. Adding a weight type is a name here, a row of
+   values q with one f32 scale each: w = scale * q. Q4 rows are blocks of 32 4-bit values in 16
+   bytes (byte j holds element j in its low nibble, element j + 16 in its high one) with one f32
+   scale each: w = scale * (nibble - 8). Adding a weight type is a name here, a row of
    dintattn__wtypes, a row of each kernel table (section 5) and, to produce it at load, a case in
    dintattn__convert. */
-typedef enum { DINTATTN__W_F32, DINTATTN__W_F16, DINTATTN__W_BF16, DINTATTN__W_Q8, DINTATTN__W_COUNT } dintattn__wtype;
+typedef enum {
+    DINTATTN__W_F32,
+    DINTATTN__W_F16,
+    DINTATTN__W_BF16,
+    DINTATTN__W_Q8,
+    DINTATTN__W_Q4,
+    DINTATTN__W_COUNT
+} dintattn__wtype;
 
 typedef struct dintattn__mat {
     const void *w;                  /* rows * cols elements of `type` */
-    const float *scale;             /* Q8: rows * cols / 32 block scales */
+    const float *scale;             /* Q8, Q4: rows * cols / 32 block scales */
     int rows, cols;
     dintattn__wtype type;
 } dintattn__mat;
@@ -1271,22 +1286,28 @@ static float dintattn__elem_f32(const dintattn__mat *M, size_t i) { return ((con
 static float dintattn__elem_f16(const dintattn__mat *M, size_t i) { return dintattn__f16_to_f32(((const uint16_t *)M->w)[i]); }
 static float dintattn__elem_bf16(const dintattn__mat *M, size_t i) { return dintattn__bf16_to_f32(((const uint16_t *)M->w)[i]); }
 static float dintattn__elem_q8(const dintattn__mat *M, size_t i) { return M->scale[i / 32] * (float)((const signed char *)M->w)[i]; }
+static float dintattn__elem_q4(const dintattn__mat *M, size_t i)
+{
+    const unsigned char b = ((const unsigned char *)M->w)[i / 32 * 16 + i % 16];
+    return M->scale[i / 32] * (float)((i % 32 < 16 ? b & 15 : b >> 4) - 8);
+}
 
 static const struct {
     const char *name;
-    size_t bytes;             /* per weight */
-    size_t block;             /* weights per f32 scale (Q8), 0: no scales */
+    size_t bits;              /* per weight */
+    size_t block;             /* weights per f32 scale (Q8, Q4), 0: no scales */
     float (*elem)(const dintattn__mat *M, size_t i);
-} dintattn__wtypes[DINTATTN__W_COUNT] = {{"f32", 4, 0, dintattn__elem_f32},
-                                         {"f16", 2, 0, dintattn__elem_f16},
-                                         {"bf16", 2, 0, dintattn__elem_bf16},
-                                         {"q8", 1, 32, dintattn__elem_q8}};
+} dintattn__wtypes[DINTATTN__W_COUNT] = {{"f32", 32, 0, dintattn__elem_f32},
+                                         {"f16", 16, 0, dintattn__elem_f16},
+                                         {"bf16", 16, 0, dintattn__elem_bf16},
+                                         {"q8", 8, 32, dintattn__elem_q8},
+                                         {"q4", 4, 32, dintattn__elem_q4}};
 
 static size_t dintattn__mat_bytes(const dintattn__mat *M)
 {
     const size_t n = (size_t)M->rows * (size_t)M->cols, block = dintattn__wtypes[M->type].block;
     if (!M->w) return 0;
-    return n * dintattn__wtypes[M->type].bytes + (block ? n / block * sizeof(float) : 0);
+    return n * dintattn__wtypes[M->type].bits / 8 + (block ? n / block * sizeof(float) : 0);
 }
 
 static float dintattn__w_elem(const dintattn__mat *M, size_t i) { return dintattn__wtypes[M->type].elem(M, i); }
@@ -1320,6 +1341,10 @@ struct dintattn_model {
     int n_noise_runs;                                   /* runs of signal heads sharing A2 ... */
     int *noise_run;                                     /* ... run k is heads [noise_run[k], noise_run[k+1]) */
     dintattn_weights weights;                           /* the load option */
+    void (*progress)(void *user, double done, double total); /* the load option, while loading */
+    void *progress_user;
+    double progress_done;                               /* bytes of the file's weights converted */
+    int quantized;                                      /* some matrix is held as Q8 or Q4 */
     size_t owned_bytes;
     /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
     const unsigned char *tok_ranks, *tok_merges;        /* tensors tokenizer.ranks and .merges, or NULL */
@@ -1796,23 +1821,27 @@ static dintattn_result dintattn__check_finite(const dintattn__tensor *t, const c
 
 /* A matrix stored as Q8 (README, "Weights in 8 bits"): I8 `name` [rows, cols] with cols a multiple
    of 32, and F32 `name.scale` [rows, cols / 32]. */
+/* A weight matrix stored as Q8 (I8 [rows, cols]) or Q4 (U8 [rows, cols / 2]) with its F32 scales
+   NAME.scale [rows, cols / 32]. */
 static dintattn_result dintattn__validate_q8(dintattn_model *m, dintattn__tensor *t, const char *name, int64_t rows,
                                              int64_t cols, int check_finite, dintattn_error *err)
 {
+    const int q4 = t->dtype == DINTATTN__U8;
+    const char *what = q4 ? "U8 (Q4)" : "I8 (Q8)";
     char sname[112];
     dintattn__tensor *s;
-    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)
-        return dintattn__fail(err, DINTATTN_ERR_SHAPE, "tensor '%s' must have shape [%lld, %lld]", name,
-                              (long long)rows, (long long)cols);
     if (cols % 32 != 0)
         return dintattn__fail(err, DINTATTN_ERR_SHAPE,
-                              "tensor '%s' is I8 (Q8) but its rows (%lld) are not a multiple of 32 long", name,
+                              "tensor '%s' is %s but its rows (%lld) are not a multiple of 32 long", name, what,
                               (long long)cols);
+    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != (q4 ? cols / 2 : cols))
+        return dintattn__fail(err, DINTATTN_ERR_SHAPE, "tensor '%s' (%s) must have shape [%lld, %lld]", name, what,
+                              (long long)rows, (long long)(q4 ? cols / 2 : cols));
     snprintf(sname, sizeof sname, "%s.scale", name);
     s = dintattn__find(&m->file, sname);
     if (!s)
-        return dintattn__fail(err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' (the scales of I8 '%s') is missing",
-                              sname, name);
+        return dintattn__fail(err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' (the scales of %s '%s') is missing",
+                              sname, what, name);
     if (s->dtype != DINTATTN__F32) return dintattn__fail(err, DINTATTN_ERR_DTYPE, "tensor '%s' must be F32", sname);
     if (s->ndim != 2 || s->shape[0] != rows || s->shape[1] != cols / 32)
         return dintattn__fail(err, DINTATTN_ERR_SHAPE, "tensor '%s' must have shape [%lld, %lld]", sname,
@@ -1832,12 +1861,12 @@ static dintattn_result dintattn__validate_tensor(dintattn_model *m, const dintat
     dintattn__tspec_shape(&m->cfg, ts, &rows, &cols);
     if (!(t = dintattn__find(&m->file, name)))
         return dintattn__fail(err, DINTATTN_ERR_MISSING_TENSOR, "tensor '%s' is missing", name);
-    if (t->dtype == DINTATTN__I8 && ts->held_as == DINTATTN__AS_MATRIX)
+    if ((t->dtype == DINTATTN__I8 || t->dtype == DINTATTN__U8) && ts->held_as == DINTATTN__AS_MATRIX)
         return dintattn__validate_q8(m, t, name, rows, cols, check_finite, err);
     if (t->dtype == DINTATTN__U8 || t->dtype == DINTATTN__I8)
-        return dintattn__fail(err, DINTATTN_ERR_DTYPE, "tensor '%s' is %s, expected F32, F16 or BF16%s", name,
-                              t->dtype == DINTATTN__U8 ? "U8" : "I8",
-                              t->dtype == DINTATTN__I8 ? " (only weight matrices may be Q8)" : "");
+        return dintattn__fail(err, DINTATTN_ERR_DTYPE,
+                              "tensor '%s' is %s, expected F32, F16 or BF16 (only weight matrices may be Q8 or Q4)",
+                              name, t->dtype == DINTATTN__U8 ? "U8" : "I8");
     if (ts->held_as == DINTATTN__AS_HEAD_NORM) {
         /* [dv] shared by the heads or [H * dv] one slice each; the bias (validated after the
            weight) as the weight */
@@ -2044,12 +2073,42 @@ static void dintattn__quantize_block(const float *v, signed char *q, float *scal
     }
 }
 
+/* The weight type of a file tensor of a float dtype. */
+static dintattn__wtype dintattn__file_wtype(const dintattn__tensor *t)
+{
+    return t->dtype == DINTATTN__F32 ? DINTATTN__W_F32 : t->dtype == DINTATTN__F16 ? DINTATTN__W_F16 : DINTATTN__W_BF16;
+}
+
+/* One Q4 block: d = m / -8 for the element m of largest magnitude (the first, if several), nibble
+   = clamp(round(v / d), -8, 7) + 8, so that m itself is exact; NaN or infinity: NaN scale, zeros. */
+static void dintattn__quantize_block4(const float *v, unsigned char *q, float *scale)
+{
+    float m = 0, inv;
+    int i;
+    for (i = 0; i < 32; i++) {
+        if (!(v[i] - v[i] == 0)) {
+            memset(q, 0x88, 16);
+            *scale = NAN;
+            return;
+        }
+        if (fabsf(v[i]) > fabsf(m)) m = v[i];
+    }
+    *scale = m / -8.0f;
+    inv = m != 0 ? -8.0f / m : 0.0f;
+    if (!(inv - inv == 0)) inv = 0.0f;
+    for (i = 0; i < 16; i++) {
+        float a = rintf(v[i] * inv), b = rintf(v[i + 16] * inv);
+        int lo = (int)(a > 7.0f ? 7 : a < -8.0f ? -8 : a) + 8, hi = (int)(b > 7.0f ? 7 : b < -8.0f ? -8 : b) + 8;
+        q[i] = (unsigned char)(lo | hi << 4);
+    }
+}
+
 /* The source of a conversion: a file tensor (F32/F16/BF16), a Q8 matrix, or doubles (merged
    Shared-DIFF factors). out[0..n) = its elements i.., as f32, whole spans at a time where the data
    can be read in place, so that converting a large model takes a moment. */
 typedef struct dintattn__source {
     const dintattn__tensor *t;
-    const dintattn__mat *q8;
+    const dintattn__mat *q8;                /* or Q4 */
     const double *f64;
 } dintattn__source;
 
@@ -2071,42 +2130,61 @@ static void dintattn__source_span(const dintattn__source *src, size_t i, size_t 
     }
 }
 
-/* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16 or Q8), in memory
+/* Tells the load's progress callback that `n` more weights of `type` were converted. */
+static void dintattn__progress(dintattn_model *m, size_t n, dintattn__wtype type)
+{
+    m->progress_done += (double)n * (double)dintattn__wtypes[type].bits / 8;
+    if (m->progress) m->progress(m->progress_user, m->progress_done, (double)m->file.size);
+}
+
+/* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16, Q8 or Q4), in memory
    the model owns. */
 static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__source *src, dintattn__wtype to,
                                          const char *name, dintattn__mat *M, dintattn_error *err)
 {
-    const size_t n = (size_t)M->rows * (size_t)M->cols;
-    size_t i, k, span;
+    const size_t n = (size_t)M->rows * (size_t)M->cols, block = dintattn__wtypes[to].block;
+    const size_t bits = dintattn__wtypes[to].bits;
+    const dintattn__wtype from = src->q8 ? src->q8->type : src->t ? dintattn__file_wtype(src->t) : DINTATTN__W_COUNT;
+    size_t i, k, span, told = 0;
     float v[1024];
-    void *p = dintattn__own(m, n, dintattn__wtypes[to].bytes);
-    float *sc = to == DINTATTN__W_Q8 ? (float *)dintattn__own(m, n / 32, sizeof(float)) : NULL;
-    DINTATTN_ASSERT(to == DINTATTN__W_F32 || to == DINTATTN__W_BF16 || to == DINTATTN__W_Q8);
-    if (!p || (to == DINTATTN__W_Q8 && !sc))
-        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
-    if (to == DINTATTN__W_F32) dintattn__source_span(src, 0, n, (float *)p);
-    for (i = 0; to != DINTATTN__W_F32 && i < n; i += span) {
-        span = n - i < 1024 ? n - i : 1024; /* for Q8, n is a multiple of 32: so is span */
-        dintattn__source_span(src, i, span, v);
-        if (to == DINTATTN__W_BF16)
-            for (k = 0; k < span; k++) ((uint16_t *)p)[i + k] = dintattn__f32_to_bf16(v[k]);
-        else
-            for (k = 0; k < span; k += 32) dintattn__quantize_block(v + k, (signed char *)p + i + k, sc + (i + k) / 32);
+    void *p = dintattn__own(m, bits >= 8 ? n * (bits / 8) : n / 2, 1);
+    float *sc = block ? (float *)dintattn__own(m, n / block, sizeof(float)) : NULL;
+    DINTATTN_ASSERT(to != DINTATTN__W_F16);
+    if (!p || (block && !sc)) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
+    for (i = 0; i < n; i += span) {
+        span = n - i < 1024 ? n - i : 1024; /* for Q8 and Q4, n is a multiple of 32: so is span */
+        if (to == DINTATTN__W_F32) {
+            dintattn__source_span(src, i, span, (float *)p + i);
+        } else {
+            dintattn__source_span(src, i, span, v);
+            if (to == DINTATTN__W_BF16)
+                for (k = 0; k < span; k++) ((uint16_t *)p)[i + k] = dintattn__f32_to_bf16(v[k]);
+            else if (to == DINTATTN__W_Q8)
+                for (k = 0; k < span; k += 32) dintattn__quantize_block(v + k, (signed char *)p + i + k, sc + (i + k) / 32);
+            else
+                for (k = 0; k < span; k += 32) dintattn__quantize_block4(v + k, (unsigned char *)p + (i + k) / 2, sc + (i + k) / 32);
+        }
+        if (from != DINTATTN__W_COUNT && (i + span - told >= ((size_t)1 << 24) || i + span == n)) {
+            dintattn__progress(m, i + span - told, from);
+            told = i + span;
+        }
     }
     M->w = p;
     M->scale = sc;
     M->type = to;
+    if (block) m->quantized = 1;
     return DINTATTN_OK;
 }
 
-/* The weight type a matrix is held in: the file's (FILE), or the load option's; Q8 only for rows
-   a multiple of 32 long (others keep the file's precision). */
+/* The weight type a matrix is held in: the file's (FILE), or the load option's; Q8 and Q4 only
+   for rows a multiple of 32 long (others keep the file's precision). */
 static dintattn__wtype dintattn__held_type(dintattn_weights want, dintattn__wtype stored, int cols)
 {
     switch (want) {
     case DINTATTN_WEIGHTS_F32: return DINTATTN__W_F32;
     case DINTATTN_WEIGHTS_BF16: return DINTATTN__W_BF16;
     case DINTATTN_WEIGHTS_Q8: return cols % 32 == 0 ? DINTATTN__W_Q8 : stored;
+    case DINTATTN_WEIGHTS_Q4: return cols % 32 == 0 ? DINTATTN__W_Q4 : stored;
     default: return stored;
     }
 }
@@ -2124,13 +2202,14 @@ static dintattn_result dintattn__build_matrix(dintattn_model *m, const char *nam
     stored.rows = (int)rows;
     stored.cols = (int)cols;
     stored.w = t->data;
-    if (t->dtype == DINTATTN__I8) { /* Q8 in the file: the scales read in place, or copied aligned */
+    if (t->dtype == DINTATTN__I8 || t->dtype == DINTATTN__U8) { /* Q8 / Q4 in the file: the scales
+                                                                     read in place, or copied aligned */
         char sname[112];
         const dintattn__tensor *s;
         const size_t n_scales = (size_t)rows * (size_t)(cols / 32);
         snprintf(sname, sizeof sname, "%s.scale", name);
         s = dintattn__find(&m->file, sname);
-        stored.type = DINTATTN__W_Q8;
+        stored.type = t->dtype == DINTATTN__I8 ? DINTATTN__W_Q8 : DINTATTN__W_Q4;
         if (dintattn__in_place(s)) {
             stored.scale = (const float *)(const void *)s->data;
         } else {
@@ -2143,12 +2222,13 @@ static dintattn_result dintattn__build_matrix(dintattn_model *m, const char *nam
         }
         src.q8 = &stored;
     } else {
-        stored.type = t->dtype == DINTATTN__F32 ? DINTATTN__W_F32 : t->dtype == DINTATTN__F16 ? DINTATTN__W_F16 : DINTATTN__W_BF16;
+        stored.type = dintattn__file_wtype(t);
         src.t = t;
     }
     *M = stored;
     held = dintattn__held_type(m->weights, stored.type, stored.cols);
-    if (held == stored.type && (held == DINTATTN__W_Q8 || dintattn__in_place(t))) return DINTATTN_OK;
+    if (held == stored.type && dintattn__wtypes[held].block) return m->quantized = 1, DINTATTN_OK;
+    if (held == stored.type && dintattn__in_place(t)) return DINTATTN_OK;
     if (held == stored.type) /* not readable in place: in the load option's precision, f32 for FILE */
         held = m->weights == DINTATTN_WEIGHTS_BF16 ? DINTATTN__W_BF16 : DINTATTN__W_F32;
     return dintattn__convert(m, &src, held, name, M, err);
@@ -2307,11 +2387,15 @@ static dintattn_result dintattn__model_finish(dintattn_model *m, const dintattn_
 {
     dintattn_result r;
     m->weights = opt ? opt->weights : DINTATTN_WEIGHTS_FILE;
+    m->progress = opt ? opt->progress : NULL;
+    m->progress_user = opt ? opt->progress_user : NULL;
     if ((r = dintattn__file_parse(&m->file, err)) || (r = dintattn__read_config(m, err)) ||
         (r = dintattn__validate(m, opt && opt->check_finite, err)) || (r = dintattn__build(m, opt, err))) {
         dintattn_model_free(m);
         return r;
     }
+    if (m->progress && m->progress_done > 0) m->progress(m->progress_user, (double)m->file.size, (double)m->file.size);
+    m->progress = NULL; /* the callback is the load's: never called afterwards */
     *out = m;
     dintattn__ok(err);
     return DINTATTN_OK;
@@ -2326,6 +2410,17 @@ static dintattn_result dintattn__check_load_options(const dintattn_load_options 
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.weights %d is not a dintattn_weights",
                               (int)opt->weights);
     return DINTATTN_OK;
+}
+
+DINTATTN_API void dintattn_progress_stderr(void *user, double done, double total)
+{
+    static int shown = -1; /* the console's one progress line */
+    const int pct = total > 0 && done < total ? (int)(100.0 * done / total) : 100;
+    if (pct == shown || total < 1e9) return;
+    fprintf(stderr, "\r%s: converting weights, %d%% (%.2f GB)%s", user ? (const char *)user : "load", pct, done / 1e9,
+            pct == 100 ? "\n" : "");
+    fflush(stderr);
+    shown = pct == 100 ? -1 : pct;
 }
 
 DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintattn_load_options *opt,
@@ -2696,6 +2791,107 @@ static float dintattn__dot_q8_c(const dintattn__mat *M, size_t r, const float *x
     return s;
 }
 
+/* Q4 rows with f32 activations (precision EXACT; AUTO runs int8 activations, below): each block
+   of 32 summed in f32, or double for Q/K, then scaled. */
+#define DINTATTN__DOT_Q4_C(name, T)                                                                            \
+    static T name(const dintattn__mat *M, size_t r, const float *x)                                          \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const unsigned char *q = (const unsigned char *)M->w + r * n / 2;                                    \
+        const float *sc = M->scale + r * n / 32;                                                             \
+        T s = 0;                                                                                             \
+        size_t i, k;                                                                                         \
+        for (i = 0; i < n; i += 32, q += 16) {                                                               \
+            T lo = 0, hi = 0;                                                                                \
+            for (k = 0; k < 16; k++) {                                                                       \
+                lo += (T)((q[k] & 15) - 8) * x[i + k];                                                       \
+                hi += (T)((q[k] >> 4) - 8) * x[i + 16 + k];                                                  \
+            }                                                                                                \
+            s += sc[i / 32] * (lo + hi);                                                                     \
+        }                                                                                                    \
+        return s;                                                                                            \
+    }
+DINTATTN__DOT_Q4_C(dintattn__dot_q4_c, float)
+DINTATTN__DOT_Q4_C(dintattn__dot64_q4_c, double)
+
+/* --- int8 activations for Q8 and Q4 rows (precision AUTO) ---------------------------------
+   x (n a multiple of 32) is cut into blocks of 32; each block gets d = max|x| / 127 and
+   q = round(x / d) in [-127, 127] (a block holding NaN or infinity gets a NaN d). Then
+   row . x = sum over blocks of w_scale * d * (the block's integer dot product of weights and q),
+   the integer dot exact in int32. The x86 kernels multiply unsigned by signed bytes (VNNI's
+   vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored) times q, less 128 (8) times sum(q), which
+   each block keeps as c. The scale and c sit once per vector lane of four products: 8 copies. */
+typedef struct dintattn__xq {
+    const signed char *q;                   /* [n] */
+    const float *s;                         /* [n / 4]: d, 8 times per block */
+    const float *c;                         /* [n / 4]: d * sum(q) / 8, 8 times per block */
+} dintattn__xq;
+
+static void dintattn__quantize_x(const float *x, int n, signed char *q, float *s, float *c)
+{
+    int b, k;
+    for (b = 0; b < n / 32; b++, x += 32, q += 32, s += 8, c += 8) {
+        float amax = 0, d, inv;
+        int sum = 0;
+        for (k = 0; k < 32; k++) amax = fabsf(x[k]) > amax ? fabsf(x[k]) : amax;
+        if (!(amax - amax == 0)) { /* NaN (fabsf > amax is false for NaN: look again) or infinite */
+            amax = NAN;
+        } else {
+            for (k = 0; k < 32; k++)
+                if (x[k] != x[k]) amax = NAN;
+        }
+        d = amax / 127.0f;
+        inv = amax > 0 ? 127.0f / amax : 0.0f;
+        if (!(inv - inv == 0)) inv = 0.0f;
+        for (k = 0; k < 32; k++) {
+            float r = rintf(x[k] * inv);
+            q[k] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
+            sum += q[k];
+        }
+        for (k = 0; k < 8; k++) s[k] = d, c[k] = d * (float)sum / 8.0f;
+    }
+}
+
+static float dintattn__dotq_q8_c(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const signed char *w = (const signed char *)M->w + r * n;
+    const float *sc = M->scale + r * n / 32;
+    float s = 0;
+    size_t i, k;
+    for (i = 0; i < n; i += 32) {
+        int32_t dot = 0;
+        for (k = i; k < i + 32; k++) dot += (int32_t)w[k] * x->q[k];
+        s += sc[i / 32] * x->s[i / 4] * (float)dot;
+    }
+    return s;
+}
+
+static float dintattn__dotq_q4_c(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const unsigned char *w = (const unsigned char *)M->w + r * n / 2;
+    const float *sc = M->scale + r * n / 32;
+    float s = 0;
+    size_t i, k;
+    for (i = 0; i < n; i += 32, w += 16) {
+        int32_t dot = 0;
+        for (k = 0; k < 16; k++) dot += ((w[k] & 15) - 8) * x->q[i + k] + ((w[k] >> 4) - 8) * x->q[i + 16 + k];
+        s += sc[i / 32] * x->s[i / 4] * (float)dot;
+    }
+    return s;
+}
+
+/* One row against four tokens' activations (prefill); the VNNI level has its own. */
+#define DINTATTN__DOTQ4_EACH(name, dotq)                                                                       \
+    static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)                    \
+    {                                                                                                        \
+        int j;                                                                                               \
+        for (j = 0; j < 4; j++) out[j] = dotq(M, r, x + j);                                                  \
+    }
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_c, dintattn__dotq_q8_c)
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_c, dintattn__dotq_q4_c)
+
 /* The Q/K projections' row . x in double (see dintattn__layer). */
 #define DINTATTN__DOT64_C(name, T, LOAD)                                                                       \
     static double name(const dintattn__mat *M, size_t r, const float *x)                                     \
@@ -2747,6 +2943,20 @@ DINTATTN__TO_F32_C(dintattn__to_f32_bf16_c, uint16_t, dintattn__bf16_to_f32)
 static void dintattn__to_f32_f32(const dintattn__mat *M, size_t at, size_t n, float *dst)
 {
     memcpy(dst, (const float *)M->w + at, n * sizeof(float));
+}
+
+/* Q4: at and n are multiples of 32 (rows are) */
+static void dintattn__to_f32_q4(const dintattn__mat *M, size_t at, size_t n, float *dst)
+{
+    const unsigned char *q = (const unsigned char *)M->w + at / 2;
+    size_t i, k;
+    for (i = 0; i < n; i += 32, q += 16) {
+        const float d = M->scale[(at + i) / 32];
+        for (k = 0; k < 16; k++) {
+            dst[i + k] = d * (float)((q[k] & 15) - 8);
+            dst[i + 16 + k] = d * (float)((q[k] >> 4) - 8);
+        }
+    }
 }
 
 static void dintattn__to_f32_q8_c(const dintattn__mat *M, size_t at, size_t n, float *dst)
@@ -3180,6 +3390,167 @@ DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, i
     }
 }
 
+/* int8 activations (see dintattn__xq). AVX2: vpmaddubsw of |w| and q with w's sign (Q8: pairs
+   stay below 2^15) or of Q4's nibbles and q, then vpmaddwd into int32 lanes; a block per vector. */
+DINTATTN__AVX2 static float dintattn__dotq_q8_avx2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const signed char *w = (const signed char *)M->w + r * n;
+    const float *sc = M->scale + r * n / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    size_t i;
+    for (i = 0; i < n; i += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(w + i));
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
+        const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(q, v)), ones);
+        DINTATTN__PF(w, i, 1);
+        acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps(x->s + i / 4)),
+                              _mm256_set1_ps(sc[i / 32]), acc);
+    }
+    return dintattn__hsum8(acc);
+}
+
+DINTATTN__AVX2 static float dintattn__dotq_q4_avx2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const unsigned char *w = (const unsigned char *)M->w + r * n / 2;
+    const float *sc = M->scale + r * n / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m128i low = _mm_set1_epi8(15);
+    const __m256 eight = _mm256_set1_ps(8.0f);
+    __m256 acc = _mm256_setzero_ps();
+    size_t i;
+    for (i = 0; i < n; i += 32) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(w + i / 2));
+        const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low));
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
+        const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(u, q), ones);
+        const __m256 t = _mm256_fnmadd_ps(_mm256_loadu_ps(x->c + i / 4), eight,
+                                          _mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps(x->s + i / 4)));
+        DINTATTN__PF(w, i / 2, 1);
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(sc[i / 32]), acc);
+    }
+    return dintattn__hsum8(acc);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push /* GCC 12's AVX-512 intrinsics, in C++: "__Y may be used uninitialized" */
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* AVX-512 VNNI: two blocks per 512-bit vector (lanes 0-7 the first, 8-15 the second); an odd last
+   block through masked loads. Q8 weights become unsigned by flipping their top bit (w + 128). */
+#define DINTATTN__VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define DINTATTN__VNNI_STEP(U, i, m16, m8, OFF)                                                                \
+    do {                                                                                                     \
+        const __m512i d_ = _mm512_dpbusd_epi32(_mm512_setzero_si512(), (U),                                  \
+                                               _mm512_maskz_loadu_epi8((m8), x->q + (i)));                   \
+        const __m512 t_ = _mm512_fnmadd_ps(_mm512_maskz_loadu_ps((m16), x->c + (i) / 4), (OFF),               \
+                                           _mm512_mul_ps(_mm512_cvtepi32_ps(d_),                             \
+                                                         _mm512_maskz_loadu_ps((m16), x->s + (i) / 4)));     \
+        const __m512 sw_ = _mm512_permutexvar_ps(                                                            \
+            pick, _mm512_castps128_ps512(_mm_maskz_loadu_ps((__mmask8)((m16) == 0xFFFF ? 3 : 1), sc + (i) / 32))); \
+        acc = _mm512_fmadd_ps(t_, sw_, acc);                                                                 \
+    } while (0)
+
+DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const unsigned char *w = (const unsigned char *)M->w + r * n;
+    const float *sc = M->scale + r * n / 32;
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512 off = _mm512_set1_ps(128.0f);
+    __m512 acc = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        DINTATTN__PF(w, i, 1);
+        DINTATTN__VNNI_STEP(_mm512_xor_si512(_mm512_loadu_si512(w + i), flip), i, (__mmask16)0xFFFF, ~(__mmask64)0, off);
+    }
+    if (i < n) /* one block left */
+        DINTATTN__VNNI_STEP(_mm512_xor_si512(_mm512_maskz_loadu_epi8(0xFFFFFFFFu, w + i), flip), i, (__mmask16)0xFF,
+                            (__mmask64)0xFFFFFFFFu, off);
+    return _mm512_reduce_add_ps(acc);
+}
+
+/* Q4: 32 bytes (two blocks) -> low and high nibbles -> [lo0 hi0 lo1 hi1] in 128-bit lanes,
+   element order */
+DINTATTN__VNNI static __m512i dintattn__nibbles_vnni(__m256i v)
+{
+    const __m256i low = _mm256_set1_epi8(15);
+    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, low)),
+                                         _mm256_and_si256(_mm256_srli_epi16(v, 4), low), 1);
+    return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    const size_t n = (size_t)M->cols;
+    const unsigned char *w = (const unsigned char *)M->w + r * n / 2;
+    const float *sc = M->scale + r * n / 32;
+    const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512 off = _mm512_set1_ps(8.0f);
+    __m512 acc = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        DINTATTN__PF(w, i / 2, 1);
+        DINTATTN__VNNI_STEP(dintattn__nibbles_vnni(_mm256_loadu_si256((const __m256i *)(const void *)(w + i / 2))), i,
+                            (__mmask16)0xFFFF, ~(__mmask64)0, off);
+    }
+    if (i < n)
+        DINTATTN__VNNI_STEP(dintattn__nibbles_vnni(_mm256_maskz_loadu_epi8(0xFFFFu, w + i / 2)), i, (__mmask16)0xFF,
+                            (__mmask64)0xFFFFFFFFu, off);
+    return _mm512_reduce_add_ps(acc);
+}
+
+/* Prefill: one row against four tokens' activations, the row's bytes made unsigned (and its
+   scales spread over the lanes) once for the four. */
+#define DINTATTN__VNNI4(name, UNSIGNED, ROW_AT, OFF)                                                           \
+    DINTATTN__VNNI static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)      \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const unsigned char *w = (const unsigned char *)M->w + ROW_AT;                                       \
+        const float *sc = M->scale + r * n / 32;                                                             \
+        const __m512i flip = _mm512_set1_epi8((char)0x80);                                                   \
+        const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);               \
+        const __m512 off = _mm512_set1_ps(OFF);                                                              \
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                          \
+        size_t i;                                                                                            \
+        (void)flip;                                                                                          \
+        for (i = 0; i < n; i += 64) {                                                                        \
+            const int two = i + 64 <= n;                                                                     \
+            const __mmask16 m16 = two ? 0xFFFF : 0xFF;                                                       \
+            const __mmask64 m8 = two ? ~(__mmask64)0 : (__mmask64)0xFFFFFFFFu;                               \
+            const __m512i u = UNSIGNED;                                                                      \
+            const __m512 sw = _mm512_permutexvar_ps(                                                         \
+                pick, _mm512_castps128_ps512(_mm_maskz_loadu_ps((__mmask8)(two ? 3 : 1), sc + i / 32)));     \
+            a0 = DINTATTN__VNNI_TOKEN(x[0], a0);                                                             \
+            a1 = DINTATTN__VNNI_TOKEN(x[1], a1);                                                             \
+            a2 = DINTATTN__VNNI_TOKEN(x[2], a2);                                                             \
+            a3 = DINTATTN__VNNI_TOKEN(x[3], a3);                                                             \
+        }                                                                                                    \
+        out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);                                \
+        out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                                \
+    }
+#define DINTATTN__VNNI_TOKEN(X, A)                                                                             \
+    _mm512_fmadd_ps(_mm512_fnmadd_ps(_mm512_maskz_loadu_ps(m16, (X).c + i / 4), off,                          \
+                                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(                    \
+                                                       _mm512_setzero_si512(), u,                            \
+                                                       _mm512_maskz_loadu_epi8(m8, (X).q + i))),              \
+                                                   _mm512_maskz_loadu_ps(m16, (X).s + i / 4))),               \
+                    sw, (A))
+DINTATTN__VNNI4(dintattn__dotq4_q8_vnni, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m8, w + i), flip), r * n, 128.0f)
+DINTATTN__VNNI4(dintattn__dotq4_q4_vnni,
+                dintattn__nibbles_vnni(_mm256_maskz_loadu_epi8(two ? 0xFFFFFFFFu : 0xFFFFu, w + i / 2)), r * n / 2,
+                8.0f)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_avx2, dintattn__dotq_q8_avx2)
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_avx2, dintattn__dotq_q4_avx2)
+
 /* The x86 row kernels run over n - n % 32 elements of raw rows; these adapt them to a
    dintattn__mat row, finishing the tail in C. */
 #define DINTATTN__ROW_DOT(name, body, ES)                                                                      \
@@ -3256,6 +3627,8 @@ typedef struct dintattn__kernels {
         float (*dot)(const dintattn__mat *M, size_t r, const float *x);    /* row r . x */
         double (*dot64)(const dintattn__mat *M, size_t r, const float *x); /* the same, for Q/K */
         void (*to_f32)(const dintattn__mat *M, size_t at, size_t n, float *dst);
+        float (*dotq)(const dintattn__mat *M, size_t r, const dintattn__xq *x); /* Q8, Q4: int8 x */
+        void (*dotq4)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 x */
     } w[DINTATTN__W_COUNT];
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     void (*scores2)(float *a1, float *a2, const float *q1, const float *q2, const float *K, int nk, int d, float scale);
@@ -3267,29 +3640,33 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c}},
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2}},
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2};
 
-/* AVX-512F for the matrix-vector products; the attention loops stay AVX2 */
+/* AVX-512F for the matrix-vector products (and VNNI for int8 activations); the attention loops
+   stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2}},
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2};
 #endif
@@ -3305,7 +3682,9 @@ static const dintattn__kernels *dintattn__kernels_for(dintattn_kernels want)
     if (want < DINTATTN_KERNELS_AVX2 || !__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 29)) ||
         !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
         return &dintattn__kernels_portable;
-    if (want >= DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512f")) return &dintattn__kernels_avx512;
+    if (want >= DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+        return &dintattn__kernels_avx512;
     return &dintattn__kernels_avx2;
 #else
     (void)want;
@@ -3545,6 +3924,9 @@ struct dintattn_session {
     float *tile;                            /* prefill: weight rows converted for sgemm */
     size_t tile_elems;
     float *acc;                             /* prefill: [n][widest Q/K] sgemm slices */
+    signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
+    float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 4] d and c (dintattn__xq) */
+    size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
     dintattn_attn_hook hook;
@@ -3769,6 +4151,9 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
     DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? DINTATTN__MUL3(B, (size_t)c->n_heads, d > r ? d : r) : 0);
+    DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, s->xq_ld, overflow));
+    DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, s->xq_ld / 4, overflow));
+    DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, s->xq_ld / 4, overflow));
 #undef DINTATTN__CARVE
 #undef DINTATTN__MUL3
     return off;
@@ -3878,6 +4263,13 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
     s->tile_elems = s->n_batch > 1 ? dintattn__tile_elems(&m->cfg) : 0;
+    if (m->quantized && s->precision == DINTATTN_PRECISION_AUTO) { /* the widest input of a product */
+        const dintattn_config *c = &m->cfg;
+        size_t w = (size_t)c->dim;
+        if ((size_t)c->n_heads * (size_t)c->v_head_dim > w) w = (size_t)c->n_heads * (size_t)c->v_head_dim;
+        if ((size_t)c->hidden_dim > w) w = (size_t)c->hidden_dim;
+        s->xq_ld = (w + 31) / 32 * 32;
+    }
     s->k1.heads = m->cfg.n_k1_heads, s->k1.width = m->cfg.head_dim;
     s->k2.heads = m->cfg.n_k2_heads, s->k2.width = m->cfg.head_dim;
     s->v.heads = m->cfg.n_v_heads, s->v.width = m->cfg.v_head_dim;
@@ -3948,6 +4340,7 @@ typedef struct dintattn__product {
     float *y;
     double *y64;
     int ldx, ldy, add;
+    int int8;                               /* set by dintattn__products: x as int8 (dintattn__xq) */
 } dintattn__product;
 
 static dintattn__product dintattn__product_f32(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy,
@@ -3976,39 +4369,89 @@ static dintattn__product dintattn__product_f64(const dintattn__mat *M, const flo
     return p;
 }
 
-/* Decode: the rows of a batch of products, taken DINTATTN__UNIT_ROWS at a time as if the matrices
-   were one. */
+/* Row t of the chunk's int8 activations (dintattn__products quantized them). */
+static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
+{
+    dintattn__xq xq;
+    xq.q = s->xq + (size_t)t * s->xq_ld;
+    xq.s = s->xq_s + (size_t)t * s->xq_ld / 4;
+    xq.c = s->xq_c + (size_t)t * s->xq_ld / 4;
+    return xq;
+}
+
+/* Row r of M . x (x row t of the chunk): f32 activations, or int8 ones (p->int8). */
+static float dintattn__row_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M, int r,
+                               int t)
+{
+    if (p->int8) {
+        const dintattn__xq xq = dintattn__xq_row(s, t);
+        return s->k->w[M->type].dotq(M, (size_t)r, &xq);
+    }
+    return s->k->w[M->type].dot(M, (size_t)r, p->x + (size_t)t * p->ldx);
+}
+
+/* Row r of p for tokens t..t+3 on int8 activations, stored as dintattn__rows_unit stores one. */
+static void dintattn__rows4(const dintattn_session *s, const dintattn__product *p, int r, int t)
+{
+    dintattn__xq xq[4];
+    float v[4];
+    int j;
+    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
+    s->k->w[p->M->type].dotq4(p->M, (size_t)r, xq, v);
+    for (j = 0; j < 4; j++) {
+        const size_t at = (size_t)(t + j) * p->ldy + r;
+        if (p->y64) {
+            p->y64[at] = v[j];
+        } else {
+            v[j] += p->bias ? p->bias[r] : 0.0f;
+            p->y[at] = p->add ? p->y[at] + v[j] : v[j];
+        }
+    }
+}
+
+/* Matrix-vector rows of a batch of products, taken DINTATTN__UNIT_ROWS at a time as if the
+   matrices were one, each row for the chunk's n tokens in turn (decode: n = 1; prefill: the
+   products on int8 activations, so that a row is read once while it is in L1). */
 #define DINTATTN__UNIT_ROWS 16
+#define DINTATTN__UNIT_TOKENS 32
 typedef struct dintattn__rows_job {
-    const dintattn__kernels *k;
+    const dintattn_session *s;
     const dintattn__product *p;
-    int count;
+    int count, n;
 } dintattn__rows_job;
 
 static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__rows_job *job = (const dintattn__rows_job *)ctx;
+    const dintattn_session *s = job->s;
     const int64_t lo = unit * DINTATTN__UNIT_ROWS, hi = lo + DINTATTN__UNIT_ROWS;
     int64_t base = 0;
-    int k, r;
+    int k, r, t, t0;
     (void)tid;
     for (k = 0; k < job->count && base < hi; base += job->p[k].M->rows, k++) {
         const dintattn__product *p = &job->p[k];
-        float (*const dot)(const dintattn__mat *, size_t, const float *) = job->k->w[p->M->type].dot;
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
-        for (r = r0; r < r1; r++) {
-            if (p->y64) {
-                p->y64[r] = job->k->w[p->M->type].dot64(p->M, (size_t)r, p->x);
-            } else if (p->swiglu_up) {
-                float g = dot(p->M, (size_t)r, p->x), u = job->k->w[p->swiglu_up->type].dot(p->swiglu_up, (size_t)r, p->x);
-                if (p->bias) g += p->bias[r], u += p->swiglu_up_bias[r];
-                p->y[r] = g / (1.0f + expf(-g)) * u;
-            } else {
-                float v = dot(p->M, (size_t)r, p->x) + (p->bias ? p->bias[r] : 0.0f);
-                p->y[r] = p->add ? p->y[r] + v : v;
-            }
-        }
+        for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) /* the unit's rows stay in L1 ... */
+            for (r = r0; r < r1; r++)
+                for (t = t0; t < job->n && t < t0 + DINTATTN__UNIT_TOKENS; t++) { /* ... these tokens in L2 */
+                    const size_t at = (size_t)t * p->ldy + r;
+                    if (p->int8 && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
+                        dintattn__rows4(s, p, r, t); /* four tokens at once */
+                        t += 3;
+                    } else if (p->y64 && !p->int8) {
+                        p->y64[at] = s->k->w[p->M->type].dot64(p->M, (size_t)r, p->x + (size_t)t * p->ldx);
+                    } else if (p->y64) {
+                        p->y64[at] = dintattn__row_dot(s, p, p->M, r, t);
+                    } else if (p->swiglu_up) {
+                        float g = dintattn__row_dot(s, p, p->M, r, t), u = dintattn__row_dot(s, p, p->swiglu_up, r, t);
+                        if (p->bias) g += p->bias[r], u += p->swiglu_up_bias[r];
+                        p->y[at] = g / (1.0f + expf(-g)) * u;
+                    } else {
+                        float v = dintattn__row_dot(s, p, p->M, r, t) + (p->bias ? p->bias[r] : 0.0f);
+                        p->y[at] = p->add ? p->y[at] + v : v;
+                    }
+                }
     }
 }
 
@@ -4064,30 +4507,44 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
     }
 }
 
-/* Runs `count` products of the chunk's n rows: sgemm for a prompt, matrix-vector rows shared out
-   on the pool for one token (small products on the caller alone). */
+/* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
+   shared out on the pool for one token (small products on the caller alone), sgemm for a
+   prompt. Int8 activations (Q8/Q4 weights, precision AUTO): x is quantized once per distinct
+   input, then rows on the pool, for one token or many. */
 static void dintattn__products(dintattn_session *s, int n, const dintattn__product *p, int count)
 {
+    dintattn__product q[8];
     dintattn__rows_job job;
+    const float *quantized = NULL;
     int64_t rows = 0;
     size_t bytes = 0;
-    int k, t, r;
-    if (n > 1) {
-        for (k = 0; k < count; k++) {
-            dintattn__gemm(s, n, &p[k]);
-            for (t = 0; p[k].bias && t < n; t++)
-                for (r = 0; r < p[k].M->rows; r++) p[k].y[(size_t)t * p[k].ldy + r] += p[k].bias[r];
-        }
-        return;
-    }
+    int k, t, r, m = 0;
+    DINTATTN_ASSERT(count <= 8);
     for (k = 0; k < count; k++) {
-        rows += p[k].M->rows;
-        bytes += dintattn__mat_bytes(p[k].M) + (p[k].swiglu_up ? dintattn__mat_bytes(p[k].swiglu_up) : 0);
+        q[k] = p[k];
+        q[k].int8 = s->precision == DINTATTN_PRECISION_AUTO && s->k->w[p[k].M->type].dotq != NULL;
+        if (q[k].int8 && q[k].x != quantized) { /* the batch's products share one input, or few */
+            DINTATTN_ASSERT(!quantized && (size_t)q[k].M->cols <= s->xq_ld);
+            for (t = 0; t < n; t++)
+                dintattn__quantize_x(q[k].x + (size_t)t * q[k].ldx, q[k].M->cols, s->xq + (size_t)t * s->xq_ld,
+                                     s->xq_s + (size_t)t * s->xq_ld / 4, s->xq_c + (size_t)t * s->xq_ld / 4);
+            quantized = q[k].x;
+        }
+        if (n > 1 && !q[k].int8) { /* sgemm */
+            dintattn__gemm(s, n, &q[k]);
+            for (t = 0; q[k].bias && t < n; t++)
+                for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];
+            continue;
+        }
+        q[m++] = q[k];
+        rows += q[k].M->rows;
+        bytes += dintattn__mat_bytes(q[k].M) + (q[k].swiglu_up ? dintattn__mat_bytes(q[k].swiglu_up) : 0);
     }
-    job.k = s->k;
-    job.p = p;
-    job.count = count;
-    dintattn__pool_run(bytes < dintattn__solo_bytes ? NULL : &s->pool,
+    job.s = s;
+    job.p = q;
+    job.count = m;
+    job.n = n;
+    dintattn__pool_run(bytes * (size_t)n < dintattn__solo_bytes ? NULL : &s->pool,
                        (rows + DINTATTN__UNIT_ROWS - 1) / DINTATTN__UNIT_ROWS, dintattn__rows_unit, &job);
 }
 

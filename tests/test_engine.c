@@ -41,12 +41,14 @@ static dintattn_session *session(const dintattn_model *m, int n_batch, int n_thr
     return test_session(m, 0, n_batch, n_threads);
 }
 
-/* Logits of all n ids fed in pieces of `chunk` tokens (chunk 1 = decode, n = one prefill). */
-static float *run(const dintattn_model *m, const int *ids, int n, int chunk, int n_batch, int n_threads)
+/* Logits of all n ids fed in pieces of `chunk` tokens (chunk 1 = decode, n = one prefill), at
+   `precision`. */
+static float *run_p(const dintattn_model *m, const int *ids, int n, int chunk, int n_batch, int n_threads,
+                    dintattn_precision precision)
 {
     size_t V = (size_t)dintattn_model_config(m)->vocab_size;
     float *out = (float *)malloc(sizeof(float) * V * (size_t)n);
-    dintattn_session *s = session(m, n_batch, n_threads);
+    dintattn_session *s = test_session_p(m, 0, n_batch, n_threads, precision);
     dintattn_error err;
     int i;
     assert_non_null(out);
@@ -59,6 +61,11 @@ static float *run(const dintattn_model *m, const int *ids, int n, int chunk, int
     assert_int_equal(dintattn_session_pos(s), n);
     dintattn_session_free(s);
     return out;
+}
+
+static float *run(const dintattn_model *m, const int *ids, int n, int chunk, int n_batch, int n_threads)
+{
+    return run_p(m, ids, n, chunk, n_batch, n_threads, DINTATTN_PRECISION_AUTO);
 }
 
 static void expect_close(const char *what, const char *name, const float *got, const float *want, size_t n,
@@ -179,32 +186,34 @@ static float *read_logits(const fixture *f, const char *ext, const dintattn_mode
     return ref;
 }
 
-/* Q8 and BF16 weights give the reference's logits for the same model with its matrices converted
-   the same way (tools/make_fixtures.py writes NAME.q8.logits and NAME.bf16.logits from a converted
-   copy), in one prefill and token by token (one thread and three: matrix-vector rows split). */
+/* Q8, Q4 and BF16 weights give the reference's logits for the same model with its matrices
+   converted the same way (tools/make_fixtures.py writes NAME.q8.logits, .q4.logits and
+   .bf16.logits from a converted copy), in one prefill and token by token (one thread and three:
+   matrix-vector rows split), with f32 activations (precision EXACT; AUTO is tested below). */
 static void test_converted_weights_match_reference(void **state)
 {
-    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_BF16};
-    static const char *const ext[] = {".q8.logits", ".bf16.logits"};
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4, DINTATTN_WEIGHTS_BF16};
+    static const char *const ext[] = {".q8.logits", ".q4.logits", ".bf16.logits"};
+    const dintattn_precision X = DINTATTN_PRECISION_EXACT;
     int f, k;
     (void)state;
     assert_true(n_conv >= 4);
     for (f = 0; f < n_conv; f++)
-        for (k = 0; k < 2; k++) {
+        for (k = 0; k < 3; k++) {
             char what[64];
             dintattn_model *m = load_weights(conv[f].name, how[k]);
             float *ref = read_logits(&conv[f], ext[k], m), *got;
             size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
             snprintf(what, sizeof what, "%s prefill", ext[k] + 1);
-            got = run(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1);
+            got = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, X);
             expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
             free(got);
             snprintf(what, sizeof what, "%s decode", ext[k] + 1);
-            got = run(m, conv[f].ids, conv[f].n, 1, 0, 1);
+            got = run_p(m, conv[f].ids, conv[f].n, 1, 0, 1, X);
             expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
             free(got);
             snprintf(what, sizeof what, "%s decode, 3 threads", ext[k] + 1);
-            got = run(m, conv[f].ids, conv[f].n, 1, 0, 3);
+            got = run_p(m, conv[f].ids, conv[f].n, 1, 0, 3, X);
             expect_close(what, conv[f].name, got, ref, n, TOL_REFERENCE);
             free(got);
             free(ref);
@@ -212,49 +221,225 @@ static void test_converted_weights_match_reference(void **state)
         }
 }
 
-/* Q8 stored in the file (I8 NAME + F32 NAME.scale): conv_dint_grouped_gqa_q8file holds the Q8
-   of conv_dint_grouped_gqa_f32, so as stored (read in place: nothing copied) and as Q8 it gives
-   that fixture's .q8.logits, and converted to F32 the same within rounding. */
-static void test_q8_stored_in_the_file(void **state)
+/* Q8 (Q4) stored in the file (I8 NAME [U8 NAME, half as wide] + F32 NAME.scale):
+   conv_dint_grouped_gqa_q8file (_q4file) holds the Q8 (Q4) of conv_dint_grouped_gqa_f32, so as
+   stored (read in place: nothing copied) and as Q8 (Q4) it gives that fixture's .q8.logits
+   (.q4.logits) at precision EXACT, and converted to F32 the same within rounding; at precision
+   AUTO the file and the conversion at load give identical logits. */
+static void check_quantized_file(const char *file, dintattn_weights kind, const char *ext)
 {
-    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_F32};
+    const dintattn_weights how[] = {DINTATTN_WEIGHTS_FILE, kind, DINTATTN_WEIGHTS_F32};
+    const dintattn_precision X = DINTATTN_PRECISION_EXACT;
     const fixture *f = NULL;
     dintattn_model *at_load = NULL;
+    float *auto_at_load;
     int k;
-    (void)state;
     for (k = 0; k < n_conv; k++)
         if (strcmp(conv[k].name, "conv_dint_grouped_gqa_f32") == 0) f = &conv[k];
     assert_non_null(f);
-    at_load = load_weights(f->name, DINTATTN_WEIGHTS_Q8);
+    at_load = load_weights(f->name, kind);
+    auto_at_load = run(at_load, f->ids, f->n, f->n, 0, 1);
     for (k = 0; k < 3; k++) {
-        dintattn_model *m = load_weights("conv_dint_grouped_gqa_q8file", how[k]);
-        float *ref = read_logits(f, ".q8.logits", m), *got;
+        dintattn_model *m = load_weights(file, how[k]);
+        float *ref = read_logits(f, ext, m), *got;
         size_t n = (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size;
-        got = run(m, f->ids, f->n, f->n, 0, 1);
-        expect_close("Q8 file, prefill", f->name, got, ref, n, TOL_REFERENCE);
+        got = run_p(m, f->ids, f->n, f->n, 0, 1, X);
+        expect_close("file, prefill", file, got, ref, n, TOL_REFERENCE);
         free(got);
-        got = run(m, f->ids, f->n, 1, 0, 2);
-        expect_close("Q8 file, decode", f->name, got, ref, n, TOL_REFERENCE);
+        got = run_p(m, f->ids, f->n, 1, 0, 2, X);
+        expect_close("file, decode", file, got, ref, n, TOL_REFERENCE);
         free(got);
         free(ref);
         if (k < 2) {
             assert_int_equal(dintattn_model_owned_bytes(m), 0);
             assert_int_equal(dintattn_model_weight_bytes(m), dintattn_model_weight_bytes(at_load));
+            got = run(m, f->ids, f->n, f->n, 0, 1);
+            assert_memory_equal(got, auto_at_load, sizeof(float) * n);
+            free(got);
         }
         dintattn_model_free(m);
     }
+    free(auto_at_load);
     dintattn_model_free(at_load);
+}
+
+static void test_q8_stored_in_the_file(void **state)
+{
+    (void)state;
+    check_quantized_file("conv_dint_grouped_gqa_q8file", DINTATTN_WEIGHTS_Q8, ".q8.logits");
+}
+
+static void test_q4_stored_in_the_file(void **state)
+{
+    (void)state;
+    check_quantized_file("conv_dint_grouped_gqa_q4file", DINTATTN_WEIGHTS_Q4, ".q4.logits");
+}
+
+/* --- int8 activations (precision AUTO with Q8 / Q4 weights) --------------------------------- */
+
+/* dintattn__quantize_x: |q| <= 127, each x within half a step of d q, the block's largest |x|
+   exactly 127 steps, c = d sum(q) / 8 in all 8 lanes; a block with NaN or infinity gets NaN. */
+static void test_activation_quantization(void **state)
+{
+    float x[96], s[24], c[24];
+    signed char q[96];
+    int i, b, k;
+    (void)state;
+    for (i = 0; i < 96; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (i < 32 ? 1e-3f : i < 64 ? 30.0f : 1.0f);
+    x[70] = INFINITY;
+    dintattn__quantize_x(x, 96, q, s, c);
+    for (b = 0; b < 2; b++) {
+        float amax = 0;
+        int sum = 0, top = 0;
+        for (i = 32 * b; i < 32 * b + 32; i++) amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+        for (i = 32 * b; i < 32 * b + 32; i++) {
+            assert_true(q[i] >= -127 && q[i] <= 127);
+            assert_true(fabs((double)s[8 * b] * q[i] - x[i]) <= 0.5001 * s[8 * b]);
+            top |= q[i] == 127 || q[i] == -127;
+            sum += q[i];
+        }
+        assert_true(top);
+        assert_true(fabs(s[8 * b] - amax / 127.0) <= 1e-6 * amax);
+        for (k = 0; k < 8; k++) {
+            assert_true(s[8 * b + k] == s[8 * b]);
+            assert_true(fabs(c[8 * b + k] - s[8 * b] * sum / 8.0) <= 1e-6 * fabs(s[8 * b] * sum) + 1e-30);
+        }
+    }
+    assert_true(isnan(s[16]) && isnan(c[16]));
+}
+
+/* Every level's int8 kernels against the integer dot products written out here, for Q8 and Q4
+   rows of 1 to 9 blocks (odd counts take the vector kernels' one-block tails); the four-token
+   kernels against the one-token ones. */
+static void test_int8_kernels_match_integer_dots(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    enum { ROWS = 3, MAXN = 288 };
+    float w[ROWS * MAXN], x[MAXN], wsc[ROWS * MAXN / 32], xs[MAXN / 4], xc[MAXN / 4];
+    float ys[2][MAXN / 4], yc[2][MAXN / 4], y[MAXN];
+    signed char w8[ROWS * MAXN], xq[MAXN], yq[2][MAXN];
+    unsigned char w4[ROWS * MAXN / 2];
+    int nb, lv, r, i, kind;
+    (void)state;
+    for (i = 0; i < ROWS * MAXN; i++) w[i] = (float)cos(0.11 * i * i + 0.3 * i);
+    for (i = 0; i < MAXN; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
+    for (nb = 1; nb <= 9; nb++) {
+        const int n = 32 * nb;
+        dintattn__xq X, Y[2];
+        dintattn__quantize_x(x, n, xq, xs, xc);
+        X.q = xq, X.s = xs, X.c = xc;
+        for (kind = 0; kind < 2; kind++) {
+            for (i = 0; i < n; i++) y[i] = x[(i * 7 + kind) % n] * (kind ? -3.0f : 0.01f);
+            dintattn__quantize_x(y, n, yq[kind], ys[kind], yc[kind]);
+            Y[kind].q = yq[kind], Y[kind].s = ys[kind], Y[kind].c = yc[kind];
+        }
+        for (kind = 0; kind < 2; kind++) {
+            dintattn__mat M;
+            memset(&M, 0, sizeof M);
+            M.rows = ROWS, M.cols = n, M.scale = wsc;
+            M.type = kind ? DINTATTN__W_Q4 : DINTATTN__W_Q8;
+            M.w = kind ? (const void *)w4 : (const void *)w8;
+            for (i = 0; i < ROWS * nb; i++) {
+                if (kind) dintattn__quantize_block4(w + 32 * i, w4 + 16 * i, wsc + i);
+                else dintattn__quantize_block(w + 32 * i, w8 + 32 * i, wsc + i);
+            }
+            for (r = 0; r < ROWS; r++) {
+                double want = 0, mag = 0;
+                int b, k;
+                for (b = 0; b < nb; b++) { /* sum over blocks of w_scale * d * integer dot */
+                    long dot = 0;
+                    for (k = 0; k < 32; k++) {
+                        const size_t e = (size_t)r * n + 32 * b + k;
+                        const int wi = kind ? ((w4[e / 32 * 16 + e % 16] >> (e % 32 < 16 ? 0 : 4)) & 15) - 8 : w8[e];
+                        dot += (long)wi * xq[32 * b + k];
+                    }
+                    want += (double)wsc[r * nb + b] * xs[8 * b] * dot;
+                    mag += fabs((double)wsc[r * nb + b] * xs[8 * b]) * 127 * 127 * 32;
+                }
+                for (lv = 0; lv < 3; lv++) {
+                    const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+                    const double got = K->w[M.type].dotq(&M, (size_t)r, &X);
+                    dintattn__xq four[4];
+                    float each[4];
+                    int j;
+                    if (!(fabs(got - want) <= 1e-6 * mag))
+                        fail_msg("%s, %d blocks, row %d, level %s: %.9g, want %.9g", kind ? "Q4" : "Q8", nb, r,
+                                 dintattn_kernels_name(K->level), got, want);
+                    /* the four-token kernel: these activations and three others, each as dotq has them */
+                    four[0] = X, four[1] = Y[0], four[2] = Y[1], four[3] = X;
+                    K->w[M.type].dotq4(&M, (size_t)r, four, each);
+                    for (j = 0; j < 4; j++) {
+                        const double one = K->w[M.type].dotq(&M, (size_t)r, &four[j]);
+                        if (!(fabs(each[j] - one) <= 1e-6 * mag))
+                            fail_msg("%s, %d blocks, row %d, level %s, token %d of 4: %.9g, alone %.9g",
+                                     kind ? "Q4" : "Q8", nb, r, dintattn_kernels_name(K->level), j, each[j], one);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* With Q8 and Q4 weights, precision AUTO runs int8 activations: the logits move from EXACT's
+   (so the path is taken) by what quantizing activations costs (a few percent at most on these
+   models), prefill, decode, chunks, threads and the file's weights agree, and F32 / BF16 weights
+   are untouched by the option. */
+static void test_int8_activations(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4, DINTATTN_WEIGHTS_BF16};
+    int f, k;
+    (void)state;
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 3; k++) {
+            dintattn_model *m = load_weights(conv[f].name, how[k]);
+            const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
+            float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
+            float *a = run(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1);
+            float *d = run(m, conv[f].ids, conv[f].n, 1, 0, 3);
+            float *c = run(m, conv[f].ids, conv[f].n, 3, 0, 1);
+            const double e = rel_error(a, exact, n);
+            if (how[k] == DINTATTN_WEIGHTS_BF16) {
+                assert_memory_equal(a, exact, sizeof(float) * n);
+            } else if (!(e > 1e-5 && e < 0.05)) {
+                fail_msg("%s %s: int8 activations move the logits by %.3g", conv[f].name,
+                         dintattn_weights_name(how[k]), e);
+            }
+            /* one int8 rounding that lands the other way (inputs differ in the last bit between
+               prefill and decode) moves a logit by about a 127th of a block's share */
+            expect_close("int8 decode, 3 threads", conv[f].name, d, a, n, 2e-3);
+            expect_close("int8 chunks of 3", conv[f].name, c, a, n, 2e-3);
+            free(exact), free(a), free(d), free(c);
+            dintattn_model_free(m);
+        }
 }
 
 static unsigned char *edited_file(const char *name, const char *from, const char *to, size_t *out_size);
 
+/* Each edit of `file`'s header makes the load fail with its code and message. */
+typedef struct scale_case {
+    const char *from, *to, *says;
+    dintattn_result code;
+} scale_case;
+
+static void check_refused_edits(const char *file, const scale_case *cases, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++) {
+        size_t size;
+        unsigned char *bytes = edited_file(file, cases[k].from, cases[k].to, &size);
+        dintattn_model *m = NULL;
+        dintattn_error err;
+        assert_int_equal(dintattn_model_load_memory(bytes, size, NULL, &m, &err), cases[k].code);
+        assert_null(m);
+        if (!strstr(err.message, cases[k].says)) fail_msg("'%s' does not say '%s'", err.message, cases[k].says);
+        free(bytes);
+    }
+}
+
 /* A Q8 matrix without its scales, or with scales of the wrong shape, or an I8 vector, is refused. */
 static void test_q8_file_needs_its_scales(void **state)
 {
-    static const struct {
-        const char *from, *to, *says;
-        dintattn_result code;
-    } cases[] = {
+    static const scale_case cases[] = {
         {"\"layers.0.attn.wq1.scale\"", "\"layers.0.attn.wq1.scalf\"", "layers.0.attn.wq1.scale",
          DINTATTN_ERR_MISSING_TENSOR},
         {"\"shape\":[32,2]", "\"shape\":[64,1]", ".scale' must have shape [32, 2]", DINTATTN_ERR_SHAPE},
@@ -263,18 +448,29 @@ static void test_q8_file_needs_its_scales(void **state)
          "\"layers.0.attn.lambda_q1\":{\"dtype\":\"I8\",\"shape\":[32]", "only weight matrices may be Q8",
          DINTATTN_ERR_DTYPE},
     };
-    size_t k;
     (void)state;
-    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        size_t size;
-        unsigned char *bytes = edited_file("conv_dint_grouped_gqa_q8file", cases[k].from, cases[k].to, &size);
-        dintattn_model *m = NULL;
-        dintattn_error err;
-        assert_int_equal(dintattn_model_load_memory(bytes, size, NULL, &m, &err), cases[k].code);
-        assert_null(m);
-        if (!strstr(err.message, cases[k].says)) fail_msg("'%s' does not say '%s'", err.message, cases[k].says);
-        free(bytes);
-    }
+    check_refused_edits("conv_dint_grouped_gqa_q8file", cases, sizeof cases / sizeof cases[0]);
+}
+
+/* A Q4 matrix (U8, half as wide as the weights) without its scales, with scales of another
+   shape, with the weights' own width (the same bytes as [64, 16]), or a U8 vector, is refused. */
+static void test_q4_file_needs_its_scales(void **state)
+{
+    static const scale_case cases[] = {
+        {"\"layers.0.attn.wq1.scale\"", "\"layers.0.attn.wq1.scalf\"", "layers.0.attn.wq1.scale",
+         DINTATTN_ERR_MISSING_TENSOR},
+        {"\"layers.0.attn.wq1.scale\":{\"dtype\":\"F32\",\"shape\":[32,2]",
+         "\"layers.0.attn.wq1.scale\":{\"dtype\":\"F32\",\"shape\":[64,1]", ".scale' must have shape [32, 2]",
+         DINTATTN_ERR_SHAPE},
+        {"\"layers.0.attn.wq1\":{\"dtype\":\"U8\",\"shape\":[32,32]",
+         "\"layers.0.attn.wq1\":{\"dtype\":\"U8\",\"shape\":[64,16]", "(U8 (Q4)) must have shape [32, 32]",
+         DINTATTN_ERR_SHAPE},
+        {"\"layers.0.attn.lambda_q1\":{\"dtype\":\"F32\",\"shape\":[8]",
+         "\"layers.0.attn.lambda_q1\":{\"dtype\":\"U8\",\"shape\":[32]", "only weight matrices may be Q8 or Q4",
+         DINTATTN_ERR_DTYPE},
+    };
+    (void)state;
+    check_refused_edits("conv_dint_grouped_gqa_q4file", cases, sizeof cases / sizeof cases[0]);
 }
 
 /* weights = F32 on an F32 file reads it in place, exactly as FILE does: identical logits, and
@@ -339,7 +535,7 @@ static void test_q8_weights_are_small(void **state)
 /* A weights value that is no dintattn_weights is refused, naming the option. */
 static void test_bad_weights_option_is_refused(void **state)
 {
-    static const int bad[] = {7, DINTATTN_WEIGHTS_Q8 + 1, -1};
+    static const int bad[] = {7, DINTATTN_WEIGHTS_Q4 + 1, -1};
     int k;
     (void)state;
     for (k = 0; k < 3; k++) {
@@ -622,7 +818,12 @@ int main(void)
         cmocka_unit_test(test_grouped_and_low_rank_equal_their_expanded_twins),
         cmocka_unit_test(test_converted_weights_match_reference),
         cmocka_unit_test(test_q8_stored_in_the_file),
+        cmocka_unit_test(test_q4_stored_in_the_file),
+        cmocka_unit_test(test_activation_quantization),
+        cmocka_unit_test(test_int8_kernels_match_integer_dots),
+        cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
+        cmocka_unit_test(test_q4_file_needs_its_scales),
         cmocka_unit_test(test_f32_weights_equal_file_weights),
         cmocka_unit_test(test_q8_weights_are_small),
         cmocka_unit_test(test_bad_weights_option_is_refused),

@@ -498,8 +498,8 @@ static edit_case entry_cases[] = {
     {"refuses_u8_vector_weight", DIFF, HDR, NORM_HEAD, "\"norm.weight\":{\"dtype\":\"U8\",\"shape\":[96]", 0,
      DINTATTN_ERR_DTYPE, "'norm.weight'", "U8"},
     {"refuses_u8_matrix_weight", DIFF, HDR, "\"layers.0.attn.wq1\":{\"dtype\":\"F32\",\"shape\":[32,24]",
-     "\"layers.0.attn.wq1\":{\"dtype\":\"U8\",\"shape\":[32,96]", 0, DINTATTN_ERR_DTYPE, "'layers.0.attn.wq1'",
-     "U8"},
+     "\"layers.0.attn.wq1\":{\"dtype\":\"U8\",\"shape\":[32,96]", 0, DINTATTN_ERR_SHAPE, "'layers.0.attn.wq1'",
+     "U8 (Q4)"},
 };
 
 /* --- __metadata__ -------------------------------------------------------------------------- */

@@ -40,9 +40,10 @@ TEST_HELPER dintattn_kernels test_kernels(void)
     return k;
 }
 
-/* A session of n_ctx tokens (0: the model's), n_batch, n_threads, at the suite's kernel level,
-   which it checks the session runs (or a lower one on a CPU without it). */
-TEST_HELPER dintattn_session *test_session(const dintattn_model *m, int n_ctx, int n_batch, int n_threads)
+/* A session of n_ctx tokens (0: the model's), n_batch, n_threads and precision, at the suite's
+   kernel level, which it checks the session runs (or a lower one on a CPU without it). */
+TEST_HELPER dintattn_session *test_session_p(const dintattn_model *m, int n_ctx, int n_batch, int n_threads,
+                                            dintattn_precision precision)
 {
     dintattn_session *s = NULL;
     dintattn_session_options so;
@@ -52,9 +53,16 @@ TEST_HELPER dintattn_session *test_session(const dintattn_model *m, int n_ctx, i
     so.n_batch = n_batch;
     so.n_threads = n_threads;
     so.kernels = test_kernels();
+    so.precision = precision;
     if (dintattn_session_new(m, &so, &s, &err) != DINTATTN_OK) fail_msg("session: %s", err.message);
     if (so.kernels != DINTATTN_KERNELS_AUTO) assert_true(dintattn_session_kernels(s) <= so.kernels);
     return s;
+}
+
+/* As test_session_p at precision AUTO (Q8/Q4 weights multiply int8 activations). */
+TEST_HELPER dintattn_session *test_session(const dintattn_model *m, int n_ctx, int n_batch, int n_threads)
+{
+    return test_session_p(m, n_ctx, n_batch, n_threads, DINTATTN_PRECISION_AUTO);
 }
 
 /* Reads a whole file; returns NULL if it cannot. */
