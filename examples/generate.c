@@ -2,7 +2,8 @@
 
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
                          [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W]
-                         [--kernels auto|portable|avx2|avx512] [--tokenizer FILE] [--ctx N]
+                         [--precision auto|exact] [--kernels auto|portable|avx2|avx512]
+                         [--tokenizer FILE] [--ctx N]
        examples/generate [MODEL] --chat [--system TEXT] [--think show|hide]
                          [--think-history keep|drop] [options as above]
 
@@ -51,7 +52,8 @@ static const char *usage =
     "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1.1)\n"
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
     "  --threads T         decode threads (default 2)\n"
-    "  --weights W         hold weights as stored (file, the default) or as f32, bf16 or q8\n"
+    "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations) or exact (f32)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"
@@ -87,6 +89,7 @@ typedef struct args {
     int chat, think_hide, think_drop, think_set; /* --chat, --think hide, --think-history drop */
     dintattn_weights weights;
     dintattn_kernels kernels;
+    dintattn_precision precision;
     unsigned long long seed;  /* with has_seed */
     dintattn_sampler_options sampling;
 } args;
@@ -157,6 +160,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--ctx")) bad = parse_long(val, 1, INT_MAX, &v), a->ctx = (int)v;
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "-n")) bad = parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
         else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
         else if (!strcmp(f, "--top-k")) bad = parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
@@ -395,6 +399,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
     memset(&so, 0, sizeof so);
     so.n_threads = a->threads;
     so.kernels = a->kernels;
+    so.precision = a->precision;
     so.n_ctx = n_ctx;
     a->sampling.seed = a->has_seed ? a->seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) || dintattn_sampler_new(V, &a->sampling, &sampler, &err)) {
@@ -620,6 +625,7 @@ int main(int argc, char **argv)
     }
     memset(&lo, 0, sizeof lo);
     lo.weights = a.weights;
+    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"generate";
     if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
     if ((a.tokenizer ? dintattn_tokenizer_load(a.tokenizer, &tok, &err) : dintattn_tokenizer_from_model(model, &tok, &err))) {
         fail(a.tokenizer ? a.tokenizer : a.model, err.message);
@@ -658,6 +664,7 @@ int main(int argc, char **argv)
     memset(&so, 0, sizeof so);
     so.n_threads = a.threads;
     so.kernels = a.kernels;
+    so.precision = a.precision;
     so.n_ctx = a.n < n_ctx - n_ids ? n_ids + a.n : n_ctx; /* room for the prompt and -n tokens */
     a.sampling.seed = a.has_seed ? a.seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) ||

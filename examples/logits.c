@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     memset(&lo, 0, sizeof lo);
     if (argc < 4)
         return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                   "[--weights file|f32|bf16|q8] [--kernels auto|portable|avx2|avx512]");
+                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact] [--kernels auto|portable|avx2|avx512]");
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
@@ -82,6 +82,8 @@ int main(int argc, char **argv)
             if (parse_int(argv[++i], &so.n_threads)) return die("--threads needs a positive integer");
         } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
             if (dintattn_weights_parse(argv[++i], &lo.weights, &err)) return die(err.message);
+        } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+            if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return die(err.message);
         } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
             kernels_from = argv[i++], kernels = argv[i];
         } else {
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
         free(ids);
         return die("IDS must be comma-separated integers, e.g. 1,2,3");
     }
+    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"logits";
     if (dintattn_model_load(argv[1], &lo, &model, &err) != DINTATTN_OK) {
         free(ids);
         return die(err.message);

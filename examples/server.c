@@ -46,7 +46,8 @@ static const char *usage =
     "  --ctx N          session context in tokens (default: min(the model's max_seq_len, 4096))\n"
     "  --threads T      decode threads (default 2)\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
-    "  --weights W      hold weights as stored (file, the default) or as f32, bf16 or q8\n"
+    "  --weights W      hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations) or exact (f32)\n"
     "  --kernels K      the highest kernel level: auto, portable, avx2 or avx512\n"
     "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
     "  -h, --help       this text\n";
@@ -594,6 +595,7 @@ int main(int argc, char **argv)
         else if (!strcmp(f, "--timeout")) bad = parse_int(v, 1, 3600, &s.timeout);
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(v, &lo.weights, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = v, &so.kernels, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(v, &so.precision, NULL) != DINTATTN_OK;
         else {
             fprintf(stderr, "server: unknown option %s (see --help)\n", f);
             return 1;
@@ -622,6 +624,7 @@ int main(int argc, char **argv)
     if (strlen(s.model_id) > 12 && !strcmp(s.model_id + strlen(s.model_id) - 12, ".safetensors"))
         s.model_id[strlen(s.model_id) - 12] = 0;
 
+    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"server";
     if (dintattn_model_load(model_path, &lo, &s.model, &err)) {
         fprintf(stderr, "server: %s: %s\n", model_path, err.message);
         return 1;

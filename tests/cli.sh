@@ -64,8 +64,9 @@ expect_error "non-numeric ids" $fx/$name.safetensors abc "$tmp/o.bin"
 expect_error "more ids than the context" $fx/$name.safetensors "$long" "$tmp/o.bin"
 expect_error "bad --chunk" $fx/$name.safetensors 1,2 "$tmp/o.bin" --chunk 0
 expect_error "bad --threads" $fx/$name.safetensors 1,2 "$tmp/o.bin" --threads x
-expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q4
+expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q3
 expect_error "bad --kernels" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels sse2
+expect_error "bad --precision" $fx/$name.safetensors 1,2 "$tmp/o.bin" --precision fast1
 expect_error "--kernels without a value" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels
 expect_error "unknown flag" $fx/$name.safetensors 1,2 "$tmp/o.bin" --frobnicate
 expect_error "unwritable output" $fx/$name.safetensors 1,2 "$tmp/no/such/dir/o.bin"

@@ -142,7 +142,8 @@ expect_error "bad --seed" $model -p hi --seed -5
 expect_error "bad --threads" $model -p hi --threads 0
 expect_error "unknown flag" $model -p hi --frobnicate 1
 expect_error "flag without value" $model -p
-expect_error "bad --weights" $model -p hi --weights q4
+expect_error "bad --weights" $model -p hi --weights q3
+expect_error "bad --precision" $model -p hi --precision fast1
 expect_error "bad --kernels" $model -p hi --kernels sse2
 export DINTATTN_KERNELS=sse2
 expect_error "bad DINTATTN_KERNELS" $model -p hi
