@@ -2819,36 +2819,33 @@ DINTATTN__DOT_Q4_C(dintattn__dot64_q4_c, double)
    q = round(x / d) in [-127, 127] (a block holding NaN or infinity gets a NaN d). Then
    row . x = sum over blocks of w_scale * d * (the block's integer dot product of weights and q),
    the integer dot exact in int32. The x86 kernels multiply unsigned by signed bytes (VNNI's
-   vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored) times q, less 128 (8) times sum(q), which
-   each block keeps as c. The scale and c sit once per vector lane of four products: 8 copies. */
+   vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored: w + 8) times q, then take 128 (8) times
+   sum over blocks of w_scale * d * sum(q) off the row's total: c holds d * sum(q) per block. */
 typedef struct dintattn__xq {
     const signed char *q;                   /* [n] */
-    const float *s;                         /* [n / 4]: d, 8 times per block */
-    const float *c;                         /* [n / 4]: d * sum(q) / 8, 8 times per block */
+    const float *s;                         /* [n / 32]: d */
+    const float *c;                         /* [n / 32]: d * sum(q) */
 } dintattn__xq;
 
 static void dintattn__quantize_x(const float *x, int n, signed char *q, float *s, float *c)
 {
     int b, k;
-    for (b = 0; b < n / 32; b++, x += 32, q += 32, s += 8, c += 8) {
-        float amax = 0, d, inv;
-        int sum = 0;
-        for (k = 0; k < 32; k++) amax = fabsf(x[k]) > amax ? fabsf(x[k]) : amax;
-        if (!(amax - amax == 0)) { /* NaN (fabsf > amax is false for NaN: look again) or infinite */
-            amax = NAN;
-        } else {
-            for (k = 0; k < 32; k++)
-                if (x[k] != x[k]) amax = NAN;
+    for (b = 0; b < n / 32; b++, x += 32, q += 32) {
+        float amax = 0, inv;
+        int32_t sum = 0;
+        for (k = 0; k < 32; k++) {
+            const float a = fabsf(x[k]);
+            if (!(a <= amax) && amax == amax) amax = a; /* a NaN, once met, stays */
         }
-        d = amax / 127.0f;
         inv = amax > 0 ? 127.0f / amax : 0.0f;
-        if (!(inv - inv == 0)) inv = 0.0f;
+        if (!(inv - inv == 0)) inv = 0.0f; /* NaN, infinity, or max|x| < 2^-120 */
         for (k = 0; k < 32; k++) {
             float r = rintf(x[k] * inv);
             q[k] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
             sum += q[k];
         }
-        for (k = 0; k < 8; k++) s[k] = d, c[k] = d * (float)sum / 8.0f;
+        s[b] = amax - amax == 0 ? amax / 127.0f : NAN; /* NaN or infinite: a NaN scale */
+        c[b] = s[b] * (float)sum;
     }
 }
 
@@ -2862,7 +2859,7 @@ static float dintattn__dotq_q8_c(const dintattn__mat *M, size_t r, const dintatt
     for (i = 0; i < n; i += 32) {
         int32_t dot = 0;
         for (k = i; k < i + 32; k++) dot += (int32_t)w[k] * x->q[k];
-        s += sc[i / 32] * x->s[i / 4] * (float)dot;
+        s += sc[i / 32] * x->s[i / 32] * (float)dot;
     }
     return s;
 }
@@ -2877,7 +2874,7 @@ static float dintattn__dotq_q4_c(const dintattn__mat *M, size_t r, const dintatt
     for (i = 0; i < n; i += 32, w += 16) {
         int32_t dot = 0;
         for (k = 0; k < 16; k++) dot += ((w[k] & 15) - 8) * x->q[i + k] + ((w[k] >> 4) - 8) * x->q[i + 16 + k];
-        s += sc[i / 32] * x->s[i / 4] * (float)dot;
+        s += sc[i / 32] * x->s[i / 32] * (float)dot;
     }
     return s;
 }
@@ -3053,10 +3050,15 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
 /* Software prefetch DINTATTN__PF_DIST bytes ahead of element i of a row of ES-byte weights (the
    rows of a thread's share are contiguous, so this runs into the next row): with it the kernels
    read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32. */
+#ifndef DINTATTN__PF_DIST
 #define DINTATTN__PF_DIST 2048
+#endif
+#ifndef DINTATTN__PF_HINT
+#define DINTATTN__PF_HINT _MM_HINT_T0
+#endif
 #define DINTATTN__PF(w, i, ES)                                                                                   \
     do {                                                                                                         \
-        _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST, _MM_HINT_T0);                   \
+        _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST, DINTATTN__PF_HINT);                 \
         if ((ES) == 4) _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST + 64, _MM_HINT_T0); \
     } while (0)
 
@@ -3405,8 +3407,7 @@ DINTATTN__AVX2 static float dintattn__dotq_q8_avx2(const dintattn__mat *M, size_
         const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
         const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(q, v)), ones);
         DINTATTN__PF(w, i, 1);
-        acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps(x->s + i / 4)),
-                              _mm256_set1_ps(sc[i / 32]), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);
     }
     return dintattn__hsum8(acc);
 }
@@ -3418,20 +3419,19 @@ DINTATTN__AVX2 static float dintattn__dotq_q4_avx2(const dintattn__mat *M, size_
     const float *sc = M->scale + r * n / 32;
     const __m256i ones = _mm256_set1_epi16(1);
     const __m128i low = _mm_set1_epi8(15);
-    const __m256 eight = _mm256_set1_ps(8.0f);
     __m256 acc = _mm256_setzero_ps();
+    float corr = 0;
     size_t i;
     for (i = 0; i < n; i += 32) {
         const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(w + i / 2));
         const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low));
         const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
         const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(u, q), ones);
-        const __m256 t = _mm256_fnmadd_ps(_mm256_loadu_ps(x->c + i / 4), eight,
-                                          _mm256_mul_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps(x->s + i / 4)));
         DINTATTN__PF(w, i / 2, 1);
-        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(sc[i / 32]), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);
+        corr += sc[i / 32] * x->c[i / 32];
     }
-    return dintattn__hsum8(acc);
+    return dintattn__hsum8(acc) - 8.0f * corr;
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -3439,111 +3439,114 @@ DINTATTN__AVX2 static float dintattn__dotq_q4_avx2(const dintattn__mat *M, size_
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-/* AVX-512 VNNI: two blocks per 512-bit vector (lanes 0-7 the first, 8-15 the second); an odd last
-   block through masked loads. Q8 weights become unsigned by flipping their top bit (w + 128). */
+/* AVX-512 VNNI. A 512-bit vector holds two blocks (lanes 0-7 the first, 8-15 the second):
+   vpdpbusd sums them into int32 lanes, which are scaled by w_scale * d of their block and summed
+   in f32. DINTATTN__VNNI_ROW runs a row against NT tokens at once (1 in decode, 4 in prefill):
+   PAIR gives a pair's weights as unsigned bytes (an odd last block through masked loads), OFF
+   is what that added to them. */
 #define DINTATTN__VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define DINTATTN__VNNI_STEP(U, i, m16, m8, OFF)                                                                \
-    do {                                                                                                     \
-        const __m512i d_ = _mm512_dpbusd_epi32(_mm512_setzero_si512(), (U),                                  \
-                                               _mm512_maskz_loadu_epi8((m8), x->q + (i)));                   \
-        const __m512 t_ = _mm512_fnmadd_ps(_mm512_maskz_loadu_ps((m16), x->c + (i) / 4), (OFF),               \
-                                           _mm512_mul_ps(_mm512_cvtepi32_ps(d_),                             \
-                                                         _mm512_maskz_loadu_ps((m16), x->s + (i) / 4)));     \
-        const __m512 sw_ = _mm512_permutexvar_ps(                                                            \
-            pick, _mm512_castps128_ps512(_mm_maskz_loadu_ps((__mmask8)((m16) == 0xFFFF ? 3 : 1), sc + (i) / 32))); \
-        acc = _mm512_fmadd_ps(t_, sw_, acc);                                                                 \
-    } while (0)
 
-DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+/* Q8: a pair of blocks is 64 bytes, made unsigned by flipping the top bit (w + 128) */
+DINTATTN__VNNI static __m512i dintattn__q8_pair(const unsigned char *w, __mmask64 m)
 {
-    const size_t n = (size_t)M->cols;
-    const unsigned char *w = (const unsigned char *)M->w + r * n;
-    const float *sc = M->scale + r * n / 32;
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
-    const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512 off = _mm512_set1_ps(128.0f);
-    __m512 acc = _mm512_setzero_ps();
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        DINTATTN__PF(w, i, 1);
-        DINTATTN__VNNI_STEP(_mm512_xor_si512(_mm512_loadu_si512(w + i), flip), i, (__mmask16)0xFFFF, ~(__mmask64)0, off);
-    }
-    if (i < n) /* one block left */
-        DINTATTN__VNNI_STEP(_mm512_xor_si512(_mm512_maskz_loadu_epi8(0xFFFFFFFFu, w + i), flip), i, (__mmask16)0xFF,
-                            (__mmask64)0xFFFFFFFFu, off);
-    return _mm512_reduce_add_ps(acc);
+    return _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, w), _mm512_set1_epi8((char)0x80));
 }
 
-/* Q4: 32 bytes (two blocks) -> low and high nibbles -> [lo0 hi0 lo1 hi1] in 128-bit lanes,
-   element order */
-DINTATTN__VNNI static __m512i dintattn__nibbles_vnni(__m256i v)
+/* Q4: a pair of blocks is 32 bytes -> low and high nibbles -> [lo0 hi0 lo1 hi1] in 128-bit
+   lanes: element order */
+DINTATTN__VNNI static __m512i dintattn__q4_pair(const unsigned char *w, __mmask32 m)
 {
-    const __m256i low = _mm256_set1_epi8(15);
+    const __m256i v = _mm256_maskz_loadu_epi8(m, w), low = _mm256_set1_epi8(15);
     const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, low)),
                                          _mm256_and_si256(_mm256_srli_epi16(v, 4), low), 1);
     return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
-DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+/* w_scale * d of two blocks (m = 3), or one (m = 1), each over its 8 lanes */
+DINTATTN__VNNI static __m512 dintattn__vnni_scales(const float *sw, const float *sx, int m)
 {
-    const size_t n = (size_t)M->cols;
-    const unsigned char *w = (const unsigned char *)M->w + r * n / 2;
-    const float *sc = M->scale + r * n / 32;
-    const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512 off = _mm512_set1_ps(8.0f);
-    __m512 acc = _mm512_setzero_ps();
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        DINTATTN__PF(w, i / 2, 1);
-        DINTATTN__VNNI_STEP(dintattn__nibbles_vnni(_mm256_loadu_si256((const __m256i *)(const void *)(w + i / 2))), i,
-                            (__mmask16)0xFFFF, ~(__mmask64)0, off);
-    }
-    if (i < n)
-        DINTATTN__VNNI_STEP(dintattn__nibbles_vnni(_mm256_maskz_loadu_epi8(0xFFFFu, w + i / 2)), i, (__mmask16)0xFF,
-                            (__mmask64)0xFFFFFFFFu, off);
-    return _mm512_reduce_add_ps(acc);
+    const __m128 a = m == 3 ? _mm_castpd_ps(_mm_load_sd((const double *)(const void *)sw)) : _mm_load_ss(sw);
+    const __m128 b = m == 3 ? _mm_castpd_ps(_mm_load_sd((const double *)(const void *)sx)) : _mm_load_ss(sx);
+    return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                 _mm512_castps128_ps512(_mm_mul_ps(a, b)));
 }
 
-/* Prefill: one row against four tokens' activations, the row's bytes made unsigned (and its
-   scales spread over the lanes) once for the four. */
-#define DINTATTN__VNNI4(name, UNSIGNED, ROW_AT, OFF)                                                           \
+/* sum over nb blocks of w_scale * c: what the offset added, over OFF */
+DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *c, size_t nb)
+{
+    __m512 a = _mm512_setzero_ps();
+    size_t b = 0;
+    for (; b + 16 <= nb; b += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(sw + b), _mm512_loadu_ps(c + b), a);
+    if (b < nb) {
+        const __mmask16 m = (__mmask16)((1u << (nb - b)) - 1);
+        a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, sw + b), _mm512_maskz_loadu_ps(m, c + b), a);
+    }
+    return _mm512_reduce_add_ps(a);
+}
+
+/* acc += token X's dot with the pair u, scaled (m: the pair's scales in use, 3 or 1) */
+#define DINTATTN__VNNI_TOKEN(acc, X, u, b, QLOAD, m)                                                            \
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), (u), QLOAD((X).q + 32 * (b)))), \
+                          dintattn__vnni_scales(sw + (b), (X).s + (b), (m)), acc)
+#define DINTATTN__VNNI_Q(p) _mm512_loadu_si512(p)
+#define DINTATTN__VNNI_Q_HALF(p) _mm512_maskz_loadu_epi8(0xFFFFFFFFu, (p))
+
+/* NT (1 or 4) tokens: the accumulators a0..a3 stay in registers (an array would not) */
+#define DINTATTN__VNNI_ROW(name, NT, PAIR, PAIR_BYTES, OFF)                                                     \
     DINTATTN__VNNI static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)      \
     {                                                                                                        \
-        const size_t n = (size_t)M->cols;                                                                    \
-        const unsigned char *w = (const unsigned char *)M->w + ROW_AT;                                       \
-        const float *sc = M->scale + r * n / 32;                                                             \
-        const __m512i flip = _mm512_set1_epi8((char)0x80);                                                   \
-        const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);               \
-        const __m512 off = _mm512_set1_ps(OFF);                                                              \
+        const size_t nb = (size_t)M->cols / 32;                                                              \
+        const unsigned char *w = (const unsigned char *)M->w + r * nb * (PAIR_BYTES) / 2;                    \
+        const float *sw = M->scale + r * nb;                                                                 \
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                          \
-        size_t i;                                                                                            \
-        (void)flip;                                                                                          \
-        for (i = 0; i < n; i += 64) {                                                                        \
-            const int two = i + 64 <= n;                                                                     \
-            const __mmask16 m16 = two ? 0xFFFF : 0xFF;                                                       \
-            const __mmask64 m8 = two ? ~(__mmask64)0 : (__mmask64)0xFFFFFFFFu;                               \
-            const __m512i u = UNSIGNED;                                                                      \
-            const __m512 sw = _mm512_permutexvar_ps(                                                         \
-                pick, _mm512_castps128_ps512(_mm_maskz_loadu_ps((__mmask8)(two ? 3 : 1), sc + i / 32)));     \
-            a0 = DINTATTN__VNNI_TOKEN(x[0], a0);                                                             \
-            a1 = DINTATTN__VNNI_TOKEN(x[1], a1);                                                             \
-            a2 = DINTATTN__VNNI_TOKEN(x[2], a2);                                                             \
-            a3 = DINTATTN__VNNI_TOKEN(x[3], a3);                                                             \
+        size_t b = 0;                                                                                        \
+        for (; b + 2 <= nb; b += 2, w += (PAIR_BYTES)) {                                                     \
+            const __m512i u = PAIR(w, ~0);                                                                   \
+            if ((NT) == 1) { /* the weights, and their scales as far ahead in time: 1/8 the bytes */         \
+                DINTATTN__PF(w, 0, 1);                                                                       \
+                _mm_prefetch((const char *)(sw + b) + DINTATTN__PF_DIST / 8, _MM_HINT_T0);                   \
+            }                                                                                                \
+            DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q, 3);                                       \
+            if ((NT) == 4) {                                                                                 \
+                DINTATTN__VNNI_TOKEN(a1, x[1], u, b, DINTATTN__VNNI_Q, 3);                                   \
+                DINTATTN__VNNI_TOKEN(a2, x[2], u, b, DINTATTN__VNNI_Q, 3);                                   \
+                DINTATTN__VNNI_TOKEN(a3, x[3], u, b, DINTATTN__VNNI_Q, 3);                                   \
+            }                                                                                                \
         }                                                                                                    \
-        out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);                                \
-        out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                                \
+        if (b < nb) { /* one block left */                                                                   \
+            const __m512i u = PAIR(w, (PAIR_BYTES) == 64 ? 0xFFFFFFFFu : 0xFFFFu);                           \
+            DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q_HALF, 1);                                  \
+            if ((NT) == 4) {                                                                                 \
+                DINTATTN__VNNI_TOKEN(a1, x[1], u, b, DINTATTN__VNNI_Q_HALF, 1);                              \
+                DINTATTN__VNNI_TOKEN(a2, x[2], u, b, DINTATTN__VNNI_Q_HALF, 1);                              \
+                DINTATTN__VNNI_TOKEN(a3, x[3], u, b, DINTATTN__VNNI_Q_HALF, 1);                              \
+            }                                                                                                \
+        }                                                                                                    \
+        out[0] = _mm512_reduce_add_ps(a0) - (OFF) * dintattn__vnni_offset(sw, x[0].c, nb);                   \
+        if ((NT) == 4) {                                                                                     \
+            out[1] = _mm512_reduce_add_ps(a1) - (OFF) * dintattn__vnni_offset(sw, x[1].c, nb);               \
+            out[2] = _mm512_reduce_add_ps(a2) - (OFF) * dintattn__vnni_offset(sw, x[2].c, nb);               \
+            out[3] = _mm512_reduce_add_ps(a3) - (OFF) * dintattn__vnni_offset(sw, x[3].c, nb);               \
+        }                                                                                                    \
     }
-#define DINTATTN__VNNI_TOKEN(X, A)                                                                             \
-    _mm512_fmadd_ps(_mm512_fnmadd_ps(_mm512_maskz_loadu_ps(m16, (X).c + i / 4), off,                          \
-                                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(                    \
-                                                       _mm512_setzero_si512(), u,                            \
-                                                       _mm512_maskz_loadu_epi8(m8, (X).q + i))),              \
-                                                   _mm512_maskz_loadu_ps(m16, (X).s + i / 4))),               \
-                    sw, (A))
-DINTATTN__VNNI4(dintattn__dotq4_q8_vnni, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m8, w + i), flip), r * n, 128.0f)
-DINTATTN__VNNI4(dintattn__dotq4_q4_vnni,
-                dintattn__nibbles_vnni(_mm256_maskz_loadu_epi8(two ? 0xFFFFFFFFu : 0xFFFFu, w + i / 2)), r * n / 2,
-                8.0f)
+DINTATTN__VNNI_ROW(dintattn__dotq1_q8_vnni, 1, dintattn__q8_pair, 64, 128.0f)
+DINTATTN__VNNI_ROW(dintattn__dotq4_q8_vnni, 4, dintattn__q8_pair, 64, 128.0f)
+DINTATTN__VNNI_ROW(dintattn__dotq1_q4_vnni, 1, dintattn__q4_pair, 32, 8.0f)
+DINTATTN__VNNI_ROW(dintattn__dotq4_q4_vnni, 4, dintattn__q4_pair, 32, 8.0f)
+
+DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    float v;
+    dintattn__dotq1_q8_vnni(M, r, x, &v);
+    return v;
+}
+
+DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+    float v;
+    dintattn__dotq1_q4_vnni(M, r, x, &v);
+    return v;
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -3724,7 +3727,9 @@ typedef struct dintattn__pool {
 } dintattn__pool;
 
 #define DINTATTN__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#ifndef DINTATTN__SPINS
 #define DINTATTN__SPINS 4096 /* polls (with a pause each) before a thread sleeps: tens of microseconds */
+#endif
 
 static void dintattn__pause(void)
 {
@@ -3925,7 +3930,7 @@ struct dintattn_session {
     size_t tile_elems;
     float *acc;                             /* prefill: [n][widest Q/K] sgemm slices */
     signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
-    float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 4] d and c (dintattn__xq) */
+    float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
@@ -4152,8 +4157,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? DINTATTN__MUL3(B, (size_t)c->n_heads, d > r ? d : r) : 0);
     DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, s->xq_ld, overflow));
-    DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, s->xq_ld / 4, overflow));
-    DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, s->xq_ld / 4, overflow));
+    DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, s->xq_ld / 32, overflow));
+    DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, s->xq_ld / 32, overflow));
 #undef DINTATTN__CARVE
 #undef DINTATTN__MUL3
     return off;
@@ -4374,8 +4379,8 @@ static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
 {
     dintattn__xq xq;
     xq.q = s->xq + (size_t)t * s->xq_ld;
-    xq.s = s->xq_s + (size_t)t * s->xq_ld / 4;
-    xq.c = s->xq_c + (size_t)t * s->xq_ld / 4;
+    xq.s = s->xq_s + (size_t)t * s->xq_ld / 32;
+    xq.c = s->xq_c + (size_t)t * s->xq_ld / 32;
     return xq;
 }
 
@@ -4527,7 +4532,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             DINTATTN_ASSERT(!quantized && (size_t)q[k].M->cols <= s->xq_ld);
             for (t = 0; t < n; t++)
                 dintattn__quantize_x(q[k].x + (size_t)t * q[k].ldx, q[k].M->cols, s->xq + (size_t)t * s->xq_ld,
-                                     s->xq_s + (size_t)t * s->xq_ld / 4, s->xq_c + (size_t)t * s->xq_ld / 4);
+                                     s->xq_s + (size_t)t * s->xq_ld / 32, s->xq_c + (size_t)t * s->xq_ld / 32);
             quantized = q[k].x;
         }
         if (n > 1 && !q[k].int8) { /* sgemm */
