@@ -1,7 +1,8 @@
 /* logits: writes the logits of every position of a token sequence, for checking the engine.
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
-                       [--weights file|f32|bf16|q8] [--kernels auto|portable|avx2|avx512]
+                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                       [--kernels auto|portable|avx2|avx512]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
    [N, vocab_size]. Default: one prefill of all ids; --decode: one token at a time; --chunk K:

@@ -1,7 +1,8 @@
 /* server: an OpenAI-compatible HTTP server for one model.
 
        examples/server [MODEL] [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads T] [--timeout S]
-                       [--weights file|f32|bf16|q8] [--kernels auto|portable|avx2|avx512]
+                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                       [--kernels auto|portable|avx2|avx512]
 
    Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true sends
    server-sent events). Requests are served one at a time by a single-threaded accept loop, and
