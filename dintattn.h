@@ -198,8 +198,9 @@ typedef enum {
    activations (the engine's 1e-4 tolerance against the float64 reference); Q8 and Q4 weights
    multiply activations quantized to int8 in blocks of 32 (one f32 scale each), in integer dot
    products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. EXACT: f32
-   activations for every weight type. */
-typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT } dintattn_precision;
+   activations for every weight type. FAST: as AUTO, and BF16 weights multiply activations
+   rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill. */
+typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_session_options {
@@ -270,7 +271,7 @@ DINTATTN_API dintattn_result dintattn_weights_parse(const char *name, dintattn_w
 DINTATTN_API const char *dintattn_kernels_name(dintattn_kernels k);
 /* The dintattn_kernels named `name`; DINTATTN_ERR_ARG for any other name. */
 DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_kernels *out, dintattn_error *err);
-/* "auto", "exact" <-> dintattn_precision. */
+/* "auto", "exact", "fast" <-> dintattn_precision. */
 DINTATTN_API const char *dintattn_precision_name(dintattn_precision p);
 DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err);
 DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s);
@@ -1344,7 +1345,7 @@ struct dintattn_model {
     void (*progress)(void *user, double done, double total); /* the load option, while loading */
     void *progress_user;
     double progress_done;                               /* bytes of the file's weights converted */
-    int quantized;                                      /* some matrix is held as Q8 or Q4 */
+    unsigned held_types;                                /* bit t: some matrix is held as dintattn__wtype t */
     size_t owned_bytes;
     /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
     const unsigned char *tok_ranks, *tok_merges;        /* tensors tokenizer.ranks and .merges, or NULL */
@@ -2172,7 +2173,7 @@ static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__sour
     M->w = p;
     M->scale = sc;
     M->type = to;
-    if (block) m->quantized = 1;
+    m->held_types |= 1u << to;
     return DINTATTN_OK;
 }
 
@@ -2227,8 +2228,10 @@ static dintattn_result dintattn__build_matrix(dintattn_model *m, const char *nam
     }
     *M = stored;
     held = dintattn__held_type(m->weights, stored.type, stored.cols);
-    if (held == stored.type && dintattn__wtypes[held].block) return m->quantized = 1, DINTATTN_OK;
-    if (held == stored.type && dintattn__in_place(t)) return DINTATTN_OK;
+    if (held == stored.type && (dintattn__wtypes[held].block || dintattn__in_place(t))) {
+        m->held_types |= 1u << held;
+        return DINTATTN_OK;
+    }
     if (held == stored.type) /* not readable in place: in the load option's precision, f32 for FILE */
         held = m->weights == DINTATTN_WEIGHTS_BF16 ? DINTATTN__W_BF16 : DINTATTN__W_F32;
     return dintattn__convert(m, &src, held, name, M, err);
@@ -2583,7 +2586,7 @@ static int dintattn__option_value(const char *const *names, const char *what, co
 }
 
 static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8", "q4", NULL};
-static const char *const dintattn__precision_names[] = {"auto", "exact", NULL};
+static const char *const dintattn__precision_names[] = {"auto", "exact", "fast", NULL};
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
 
 DINTATTN_API const char *dintattn_weights_name(dintattn_weights w)
@@ -2614,7 +2617,7 @@ DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_k
 
 DINTATTN_API const char *dintattn_precision_name(dintattn_precision p)
 {
-    return p >= DINTATTN_PRECISION_AUTO && p <= DINTATTN_PRECISION_EXACT ? dintattn__precision_names[p] : NULL;
+    return p >= DINTATTN_PRECISION_AUTO && p <= DINTATTN_PRECISION_FAST ? dintattn__precision_names[p] : NULL;
 }
 
 DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err)
@@ -2888,6 +2891,24 @@ static float dintattn__dotq_q4_c(const dintattn__mat *M, size_t r, const dintatt
     }
 DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_c, dintattn__dotq_q8_c)
 DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_c, dintattn__dotq_q4_c)
+
+/* --- bf16 activations for BF16 rows (precision FAST): x rounded to bf16, products in f32 --- */
+static void dintattn__dotb_c(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
+{
+    const size_t n = (size_t)M->cols;
+    const uint16_t *w = (const uint16_t *)M->w + r * n;
+    size_t i;
+    int j;
+    for (j = 0; j < nt; j++) {
+        float s0 = 0, s1 = 0;
+        for (i = 0; i + 2 <= n; i += 2) { /* the pairs vdpbf16ps sums */
+            s0 += dintattn__bf16_to_f32(w[i]) * dintattn__bf16_to_f32(x[j][i]);
+            s1 += dintattn__bf16_to_f32(w[i + 1]) * dintattn__bf16_to_f32(x[j][i + 1]);
+        }
+        if (i < n) s0 += dintattn__bf16_to_f32(w[i]) * dintattn__bf16_to_f32(x[j][i]);
+        out[j] = s0 + s1;
+    }
+}
 
 /* The Q/K projections' row . x in double (see dintattn__layer). */
 #define DINTATTN__DOT64_C(name, T, LOAD)                                                                       \
@@ -3547,6 +3568,57 @@ DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_
     dintattn__dotq1_q4_vnni(M, r, x, &v);
     return v;
 }
+/* AVX-512 BF16: 32 weights and 32 activations a step, vdpbf16ps summing pairs into 16 f32
+   lanes; the tail through masked loads (zeros add nothing). On a CPU without AVX-512 BF16 the
+   portable kernel runs instead (dintattn__dotb_avx512 asks once). */
+#define DINTATTN__BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+#define DINTATTN__DPBF16(acc, w, x) _mm512_dpbf16_ps((acc), (__m512bh)(w), (__m512bh)(x))
+DINTATTN__BF16 static void dintattn__dotb_bf16(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt,
+                                              float *out)
+{
+    const size_t n = (size_t)M->cols;
+    const uint16_t *w = (const uint16_t *)M->w + r * n;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    if (nt == 4) {
+        for (; i + 32 <= n; i += 32) {
+            const __m512i v = _mm512_loadu_si512(w + i);
+            a0 = DINTATTN__DPBF16(a0, v, _mm512_loadu_si512(x[0] + i));
+            a1 = DINTATTN__DPBF16(a1, v, _mm512_loadu_si512(x[1] + i));
+            a2 = DINTATTN__DPBF16(a2, v, _mm512_loadu_si512(x[2] + i));
+            a3 = DINTATTN__DPBF16(a3, v, _mm512_loadu_si512(x[3] + i));
+        }
+        if (i < n) {
+            const __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);
+            const __m512i v = _mm512_maskz_loadu_epi16(m, w + i);
+            a0 = DINTATTN__DPBF16(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));
+            a1 = DINTATTN__DPBF16(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));
+            a2 = DINTATTN__DPBF16(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));
+            a3 = DINTATTN__DPBF16(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));
+        }
+        out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);
+        out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);
+        return;
+    }
+    for (; i + 64 <= n; i += 64) { /* one token: two chains */
+        DINTATTN__PF(w, i, 2);
+        a0 = DINTATTN__DPBF16(a0, _mm512_loadu_si512(w + i), _mm512_loadu_si512(x[0] + i));
+        a1 = DINTATTN__DPBF16(a1, _mm512_loadu_si512(w + i + 32), _mm512_loadu_si512(x[0] + i + 32));
+    }
+    for (; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);
+        a0 = DINTATTN__DPBF16(a0, _mm512_maskz_loadu_epi16(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));
+    }
+    out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+static void dintattn__dotb_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
+{
+    if (__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
+        dintattn__dotb_bf16(M, r, x, nt, out);
+    else dintattn__dotb_c(M, r, x, nt, out);
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -3639,6 +3711,8 @@ typedef struct dintattn__kernels {
     void (*integral)(double *S, const float *a1, int nk, float *G);
     void (*wv)(float *o, const float *W, const float *V, int nk, int dv);
     void (*swiglu)(float *g, const float *u, size_t n);
+    /* BF16 row r against nt (1 or 4) tokens' bf16 activations x[j] (precision FAST) */
+    void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
 } dintattn__kernels;
 
 static const dintattn__kernels dintattn__kernels_portable = {
@@ -3648,7 +3722,8 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL},
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c}},
-    dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu};
+    dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
+    dintattn__dotb_c};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -3659,7 +3734,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2};
+    dintattn__swiglu_avx2, dintattn__dotb_c};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations); the attention loops
    stay AVX2 */
@@ -3671,7 +3746,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2};
+    dintattn__swiglu_avx2, dintattn__dotb_avx512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
@@ -3931,6 +4006,7 @@ struct dintattn_session {
     float *acc;                             /* prefill: [n][widest Q/K] sgemm slices */
     signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
+    uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
@@ -4156,9 +4232,15 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
     DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? DINTATTN__MUL3(B, (size_t)c->n_heads, d > r ? d : r) : 0);
-    DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, s->xq_ld, overflow));
-    DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, s->xq_ld / 32, overflow));
-    DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, s->xq_ld / 32, overflow));
+    {
+        const unsigned held = s->model->held_types, int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4;
+        const size_t q = held & int8 ? s->xq_ld : 0, b = s->precision == DINTATTN_PRECISION_FAST &&
+                                                             held & 1u << DINTATTN__W_BF16 ? s->xq_ld : 0;
+        DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
+        DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
+        DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
+        DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B, b, overflow));
+    }
 #undef DINTATTN__CARVE
 #undef DINTATTN__MUL3
     return off;
@@ -4255,7 +4337,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (opt && (opt->kernels < DINTATTN_KERNELS_AUTO || opt->kernels > DINTATTN_KERNELS_AVX512))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_options.kernels %d is not a dintattn_kernels",
                               (int)opt->kernels);
-    if (opt && (opt->precision < DINTATTN_PRECISION_AUTO || opt->precision > DINTATTN_PRECISION_EXACT))
+    if (opt && (opt->precision < DINTATTN_PRECISION_AUTO || opt->precision > DINTATTN_PRECISION_FAST))
         return dintattn__fail(err, DINTATTN_ERR_ARG,
                               "dintattn_session_options.precision %d is not a dintattn_precision", (int)opt->precision);
     s = (dintattn_session *)dintattn__calloc(1, sizeof *s);
@@ -4268,7 +4350,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
     s->tile_elems = s->n_batch > 1 ? dintattn__tile_elems(&m->cfg) : 0;
-    if (m->quantized && s->precision == DINTATTN_PRECISION_AUTO) { /* the widest input of a product */
+    if (s->precision != DINTATTN_PRECISION_EXACT) { /* the widest input of a product */
         const dintattn_config *c = &m->cfg;
         size_t w = (size_t)c->dim;
         if ((size_t)c->n_heads * (size_t)c->v_head_dim > w) w = (size_t)c->n_heads * (size_t)c->v_head_dim;
@@ -4345,7 +4427,7 @@ typedef struct dintattn__product {
     float *y;
     double *y64;
     int ldx, ldy, add;
-    int int8;                               /* set by dintattn__products: x as int8 (dintattn__xq) */
+    int act;                                /* set by dintattn__products: x as f32, int8 or bf16 */
 } dintattn__product;
 
 static dintattn__product dintattn__product_f32(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy,
@@ -4374,6 +4456,14 @@ static dintattn__product dintattn__product_f64(const dintattn__mat *M, const flo
     return p;
 }
 
+/* What a product of M multiplies: see DINTATTN__ACT_*. */
+static int dintattn__act(const dintattn_session *s, const dintattn__mat *M)
+{
+    if (s->precision == DINTATTN_PRECISION_EXACT) return 0;
+    if (s->k->w[M->type].dotq) return 1;                                          /* DINTATTN__ACT_INT8 */
+    return s->precision == DINTATTN_PRECISION_FAST && M->type == DINTATTN__W_BF16 ? 2 : 0; /* _BF16 */
+}
+
 /* Row t of the chunk's int8 activations (dintattn__products quantized them). */
 static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
 {
@@ -4384,25 +4474,40 @@ static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
     return xq;
 }
 
-/* Row r of M . x (x row t of the chunk): f32 activations, or int8 ones (p->int8). */
+/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
+   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
+enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
+
+/* Row r of M . x (x row t of the chunk), in the product's activations. */
 static float dintattn__row_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M, int r,
                                int t)
 {
-    if (p->int8) {
+    if (p->act == DINTATTN__ACT_INT8) {
         const dintattn__xq xq = dintattn__xq_row(s, t);
         return s->k->w[M->type].dotq(M, (size_t)r, &xq);
+    }
+    if (p->act == DINTATTN__ACT_BF16) {
+        const uint16_t *xb = s->xb + (size_t)t * s->xq_ld;
+        float v;
+        s->k->dotb(M, (size_t)r, &xb, 1, &v);
+        return v;
     }
     return s->k->w[M->type].dot(M, (size_t)r, p->x + (size_t)t * p->ldx);
 }
 
-/* Row r of p for tokens t..t+3 on int8 activations, stored as dintattn__rows_unit stores one. */
+/* Row r of p for tokens t..t+3 on int8 or bf16 activations, stored as dintattn__rows_unit
+   stores one. */
 static void dintattn__rows4(const dintattn_session *s, const dintattn__product *p, int r, int t)
 {
     dintattn__xq xq[4];
+    const uint16_t *xb[4];
     float v[4];
     int j;
-    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
-    s->k->w[p->M->type].dotq4(p->M, (size_t)r, xq, v);
+    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j), xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
+    if (p->act == DINTATTN__ACT_INT8)
+        s->k->w[p->M->type].dotq4(p->M, (size_t)r, xq, v);
+    else
+        s->k->dotb(p->M, (size_t)r, xb, 4, v);
     for (j = 0; j < 4; j++) {
         const size_t at = (size_t)(t + j) * p->ldy + r;
         if (p->y64) {
@@ -4418,7 +4523,9 @@ static void dintattn__rows4(const dintattn_session *s, const dintattn__product *
    matrices were one, each row for the chunk's n tokens in turn (decode: n = 1; prefill: the
    products on int8 activations, so that a row is read once while it is in L1). */
 #define DINTATTN__UNIT_ROWS 16
-#define DINTATTN__UNIT_TOKENS 32
+#ifndef DINTATTN__UNIT_TOKENS
+#define DINTATTN__UNIT_TOKENS 8 /* 8 tokens of x stay in L1 with the unit's rows (16 and 32: 5-15% slower) */
+#endif
 typedef struct dintattn__rows_job {
     const dintattn_session *s;
     const dintattn__product *p;
@@ -4441,10 +4548,10 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
             for (r = r0; r < r1; r++)
                 for (t = t0; t < job->n && t < t0 + DINTATTN__UNIT_TOKENS; t++) { /* ... these tokens in L2 */
                     const size_t at = (size_t)t * p->ldy + r;
-                    if (p->int8 && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
+                    if (p->act && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
                         dintattn__rows4(s, p, r, t); /* four tokens at once */
                         t += 3;
-                    } else if (p->y64 && !p->int8) {
+                    } else if (p->y64 && !p->act) {
                         p->y64[at] = s->k->w[p->M->type].dot64(p->M, (size_t)r, p->x + (size_t)t * p->ldx);
                     } else if (p->y64) {
                         p->y64[at] = dintattn__row_dot(s, p, p->M, r, t);
@@ -4514,28 +4621,35 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
 
 /* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
    shared out on the pool for one token (small products on the caller alone), sgemm for a
-   prompt. Int8 activations (Q8/Q4 weights, precision AUTO): x is quantized once per distinct
-   input, then rows on the pool, for one token or many. */
+   prompt. Int8 or bf16 activations: x is quantized (rounded) once per distinct input, then
+   rows on the pool, for one token or many. */
 static void dintattn__products(dintattn_session *s, int n, const dintattn__product *p, int count)
 {
     dintattn__product q[8];
     dintattn__rows_job job;
-    const float *quantized = NULL;
+    const float *quantized = NULL, *rounded = NULL;
     int64_t rows = 0;
     size_t bytes = 0;
     int k, t, r, m = 0;
     DINTATTN_ASSERT(count <= 8);
     for (k = 0; k < count; k++) {
         q[k] = p[k];
-        q[k].int8 = s->precision == DINTATTN_PRECISION_AUTO && s->k->w[p[k].M->type].dotq != NULL;
-        if (q[k].int8 && q[k].x != quantized) { /* the batch's products share one input, or few */
+        q[k].act = dintattn__act(s, p[k].M);
+        if (q[k].act == DINTATTN__ACT_INT8 && q[k].x != quantized) { /* the batch's products share one input */
             DINTATTN_ASSERT(!quantized && (size_t)q[k].M->cols <= s->xq_ld);
             for (t = 0; t < n; t++)
                 dintattn__quantize_x(q[k].x + (size_t)t * q[k].ldx, q[k].M->cols, s->xq + (size_t)t * s->xq_ld,
                                      s->xq_s + (size_t)t * s->xq_ld / 32, s->xq_c + (size_t)t * s->xq_ld / 32);
             quantized = q[k].x;
         }
-        if (n > 1 && !q[k].int8) { /* sgemm */
+        if (q[k].act == DINTATTN__ACT_BF16 && q[k].x != rounded) {
+            DINTATTN_ASSERT(!rounded && (size_t)q[k].M->cols <= s->xq_ld);
+            for (t = 0; t < n; t++)
+                for (r = 0; r < q[k].M->cols; r++)
+                    s->xb[(size_t)t * s->xq_ld + r] = dintattn__f32_to_bf16(q[k].x[(size_t)t * q[k].ldx + r]);
+            rounded = q[k].x;
+        }
+        if (n > 1 && !q[k].act) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];

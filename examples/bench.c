@@ -1,7 +1,7 @@
 /* bench: how fast a model runs, next to what this machine can do, measured in the same run.
 
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
-                      [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                      [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
                       [--kernels auto|portable|avx2|avx512] [--json]
 
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
@@ -120,7 +120,7 @@ extern char **environ;
 
 static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
-    "             [--weights file|f32|bf16|q8|q4] [--precision auto|exact]\n"
+    "             [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]\n"
     "             [--kernels auto|portable|avx2|avx512] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
@@ -129,8 +129,8 @@ static const char *usage =
     "                (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the engine's default)\n"
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
-    "  --precision P auto (default: Q8/Q4 weights times int8 activations) or exact (f32\n"
-    "                activations for every weight type)\n"
+    "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
+    "                activations for every weight type) or fast (BF16 weights times bf16 too)\n"
     "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --json        print one JSON object instead of the text report\n"

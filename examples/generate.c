@@ -2,7 +2,7 @@
 
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
                          [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W]
-                         [--precision auto|exact] [--kernels auto|portable|avx2|avx512]
+                         [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512]
                          [--tokenizer FILE] [--ctx N]
        examples/generate [MODEL] --chat [--system TEXT] [--think show|hide]
                          [--think-history keep|drop] [options as above]
@@ -53,7 +53,8 @@ static const char *usage =
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
     "  --threads T         decode threads (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations) or exact (f32)\n"
+    "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
+    "                      or fast (also BF16 weights multiply bf16 activations)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"

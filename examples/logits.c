@@ -1,7 +1,7 @@
 /* logits: writes the logits of every position of a token sequence, for checking the engine.
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
-                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
                        [--kernels auto|portable|avx2|avx512]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
     memset(&lo, 0, sizeof lo);
     if (argc < 4)
         return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact] [--kernels auto|portable|avx2|avx512]");
+                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512]");
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {

@@ -1,7 +1,7 @@
 /* server: an OpenAI-compatible HTTP server for one model.
 
        examples/server [MODEL] [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads T] [--timeout S]
-                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact]
+                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
                        [--kernels auto|portable|avx2|avx512]
 
    Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true sends
@@ -48,7 +48,8 @@ static const char *usage =
     "  --threads T      decode threads (default 2)\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
     "  --weights W      hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations) or exact (f32)\n"
+    "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
+    "                   or fast (also BF16 weights multiply bf16 activations)\n"
     "  --kernels K      the highest kernel level: auto, portable, avx2 or avx512\n"
     "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
     "  -h, --help       this text\n";

@@ -111,7 +111,7 @@ if [ -x "$bench" ]; then
     bin=$bench
     expect_error "bench: bad --weights" $fx/$name.safetensors --weights q3
     expect_error "bench: bad --precision" $fx/$name.safetensors --precision bogus
-    grep -q "precision.*auto or exact.*bogus" "$tmp/err" && ok || bad "bench --precision bogus: unclear message: $(cat "$tmp/err")"
+    grep -q "precision.*auto.*exact.*bogus" "$tmp/err" && ok || bad "bench --precision bogus: unclear message: $(cat "$tmp/err")"
     expect_error "bench: --precision without a value" $fx/$name.safetensors --precision
     expect_error "bench: bad --kernels" $fx/$name.safetensors --kernels sse2
     expect_error "bench: --kernels without a value" $fx/$name.safetensors --kernels

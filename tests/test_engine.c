@@ -378,6 +378,73 @@ static void test_int8_kernels_match_integer_dots(void **state)
     }
 }
 
+/* The bf16-activation kernels of every level (precision FAST) against products of the bf16
+   values summed in double, for rows of 1 to 70 weights (the vector kernels' masked tails), one
+   token and four. */
+static void test_bf16_kernels_match_double_sums(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    enum { ROWS = 2, MAXN = 70 };
+    uint16_t w[ROWS * MAXN], xb[4][MAXN];
+    int n, r, j, i, lv;
+    (void)state;
+    for (i = 0; i < ROWS * MAXN; i++) w[i] = dintattn__f32_to_bf16((float)sin(0.3 * i * i + 1.0) * 3.0f);
+    for (j = 0; j < 4; j++)
+        for (i = 0; i < MAXN; i++) xb[j][i] = dintattn__f32_to_bf16((float)cos(0.7 * i + j) * (float)(j + 1));
+    for (n = 1; n <= MAXN; n++) {
+        dintattn__mat M;
+        const uint16_t *x[4];
+        memset(&M, 0, sizeof M);
+        M.rows = ROWS, M.cols = n, M.type = DINTATTN__W_BF16, M.w = w;
+        for (j = 0; j < 4; j++) x[j] = xb[j];
+        for (r = 0; r < ROWS; r++)
+            for (lv = 0; lv < 3; lv++) {
+                const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+                float four[4], one;
+                for (j = 0; j < 4; j++) {
+                    double want = 0, mag = 0;
+                    for (i = 0; i < n; i++) {
+                        const double p = (double)dintattn__bf16_to_f32(w[r * n + i]) * dintattn__bf16_to_f32(x[j][i]);
+                        want += p, mag += fabs(p);
+                    }
+                    K->dotb(&M, (size_t)r, x + j, 1, &one);
+                    if (j == 0) K->dotb(&M, (size_t)r, x, 4, four);
+                    if (!(fabs(one - want) <= 1e-6 * mag + 1e-30) || !(fabs(four[j] - want) <= 1e-6 * mag + 1e-30))
+                        fail_msg("n %d, row %d, token %d, level %s: %.9g / %.9g of four, want %.9g", n, r, j,
+                                 dintattn_kernels_name(K->level), one, four[j], want);
+                }
+            }
+    }
+}
+
+/* Precision FAST: BF16 weights multiply bf16 activations. The logits move from EXACT's by about
+   bf16's rounding (a few 1e-3 here), prefill, decode and chunks agree, and F32 weights (and with
+   them this option's effect on anything but BF16 and Q8/Q4 rows) are untouched. */
+static void test_bf16_activations(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_F32};
+    const dintattn_precision F = DINTATTN_PRECISION_FAST;
+    int f, k;
+    (void)state;
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 2; k++) {
+            dintattn_model *m = load_weights(conv[f].name, how[k]);
+            const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
+            float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
+            float *a = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, F);
+            float *d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 3, F);
+            float *c = run_p(m, conv[f].ids, conv[f].n, 3, 0, 1, F);
+            const double e = rel_error(a, exact, n);
+            if (how[k] == DINTATTN_WEIGHTS_F32) assert_memory_equal(a, exact, sizeof(float) * n);
+            else if (!(e > 1e-6 && e < 0.02))
+                fail_msg("%s: bf16 activations move the logits by %.3g", conv[f].name, e);
+            expect_close("bf16 decode, 3 threads", conv[f].name, d, a, n, 2e-3);
+            expect_close("bf16 chunks of 3", conv[f].name, c, a, n, 2e-3);
+            free(exact), free(a), free(d), free(c);
+            dintattn_model_free(m);
+        }
+}
+
 /* With Q8 and Q4 weights, precision AUTO runs int8 activations: the logits move from EXACT's
    (so the path is taken) by what quantizing activations costs (a few percent at most on these
    models), prefill, decode, chunks, threads and the file's weights agree, and F32 / BF16 weights
@@ -820,6 +887,8 @@ int main(void)
         cmocka_unit_test(test_activation_quantization),
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
+        cmocka_unit_test(test_bf16_kernels_match_double_sums),
+        cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
         cmocka_unit_test(test_q4_file_needs_its_scales),
         cmocka_unit_test(test_f32_weights_equal_file_weights),
