@@ -3486,8 +3486,8 @@ DINTATTN__VNNI static __m512i dintattn__q4_pair(const unsigned char *w, __mmask3
 /* w_scale * d of two blocks (m = 3), or one (m = 1), each over its 8 lanes */
 DINTATTN__VNNI static __m512 dintattn__vnni_scales(const float *sw, const float *sx, int m)
 {
-    const __m128 a = m == 3 ? _mm_castpd_ps(_mm_load_sd((const double *)(const void *)sw)) : _mm_load_ss(sw);
-    const __m128 b = m == 3 ? _mm_castpd_ps(_mm_load_sd((const double *)(const void *)sx)) : _mm_load_ss(sx);
+    const __m128 a = m == 3 ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)sw)) : _mm_load_ss(sw);
+    const __m128 b = m == 3 ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)sx)) : _mm_load_ss(sx);
     return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
                                  _mm512_castps128_ps512(_mm_mul_ps(a, b)));
 }
