@@ -1094,6 +1094,7 @@ int main(int argc, char **argv)
     t0 = now();
     memset(&lo, 0, sizeof lo);
     lo.weights = a.weights;
+    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"bench";
     if (dintattn_model_load(a.model, &lo, &model, &err) != DINTATTN_OK) return fail(a.model, err.message);
     load_s = now() - t0;
     c = dintattn_model_config(model);

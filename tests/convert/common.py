@@ -59,8 +59,13 @@ def convert(src, out, *extra):
 
 
 def engine_logits(model, ids, vocab, *extra):
+    """The engine's logits at precision exact (f32 activations whatever the weights: a Q8 file
+    then gives the reference's logits for its dequantized weights; the default, auto, would
+    quantize activations too), unless extra says otherwise."""
     with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as t:
         out = t.name
+    if "--precision" not in extra:
+        extra = ("--precision", "exact") + tuple(extra)
     try:
         p = subprocess.run([LOGITS, model, ",".join(map(str, ids)), out] + list(extra), capture_output=True, text=True)
         if p.returncode:
