@@ -2589,44 +2589,23 @@ static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8
 static const char *const dintattn__precision_names[] = {"auto", "exact", "fast", NULL};
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
 
-DINTATTN_API const char *dintattn_weights_name(dintattn_weights w)
-{
-    return w >= DINTATTN_WEIGHTS_FILE && w <= DINTATTN_WEIGHTS_Q4 ? dintattn__weights_names[w] : NULL;
-}
-
-DINTATTN_API dintattn_result dintattn_weights_parse(const char *name, dintattn_weights *out, dintattn_error *err)
-{
-    const int k = dintattn__option_value(dintattn__weights_names, "weights", name, err);
-    if (k < 0) return DINTATTN_ERR_ARG;
-    *out = (dintattn_weights)k;
-    return DINTATTN_OK;
-}
-
-DINTATTN_API const char *dintattn_kernels_name(dintattn_kernels k)
-{
-    return k >= DINTATTN_KERNELS_AUTO && k <= DINTATTN_KERNELS_AVX512 ? dintattn__kernels_names[k] : NULL;
-}
-
-DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_kernels *out, dintattn_error *err)
-{
-    const int k = dintattn__option_value(dintattn__kernels_names, "kernels", name, err);
-    if (k < 0) return DINTATTN_ERR_ARG;
-    *out = (dintattn_kernels)k;
-    return DINTATTN_OK;
-}
-
-DINTATTN_API const char *dintattn_precision_name(dintattn_precision p)
-{
-    return p >= DINTATTN_PRECISION_AUTO && p <= DINTATTN_PRECISION_FAST ? dintattn__precision_names[p] : NULL;
-}
-
-DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err)
-{
-    const int k = dintattn__option_value(dintattn__precision_names, "precision", name, err);
-    if (k < 0) return DINTATTN_ERR_ARG;
-    *out = (dintattn_precision)k;
-    return DINTATTN_OK;
-}
+/* An option's name <-> value: NAME_FN(v) gives names[v] (NULL out of [0, LAST]), PARSE_FN looks
+   the name up (DINTATTN_ERR_ARG, naming WHAT and the names, for any other). */
+#define DINTATTN__OPTION(T, NAME_FN, PARSE_FN, names, what, LAST)                                             \
+    DINTATTN_API const char *NAME_FN(T v) { return (int)v >= 0 && v <= (LAST) ? names[v] : NULL; }            \
+    DINTATTN_API dintattn_result PARSE_FN(const char *name, T *out, dintattn_error *err)                       \
+    {                                                                                                        \
+        const int k = dintattn__option_value(names, what, name, err);                                        \
+        if (k < 0) return DINTATTN_ERR_ARG;                                                                  \
+        *out = (T)k;                                                                                         \
+        return DINTATTN_OK;                                                                                  \
+    }
+DINTATTN__OPTION(dintattn_weights, dintattn_weights_name, dintattn_weights_parse, dintattn__weights_names, "weights",
+                 DINTATTN_WEIGHTS_Q4)
+DINTATTN__OPTION(dintattn_kernels, dintattn_kernels_name, dintattn_kernels_parse, dintattn__kernels_names, "kernels",
+                 DINTATTN_KERNELS_AVX512)
+DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision_parse, dintattn__precision_names,
+                 "precision", DINTATTN_PRECISION_FAST)
 
 /* ============================================================================================
    5. Math kernels

@@ -403,6 +403,21 @@ typedef double (*peak_fn)(float seed, double secs, double *ops, double *elapsed)
 
 #define PEAK_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
+/* Runs BODY in chunks of PEAK_CHUNK until secs have passed; *ops = iterations * OPS_PER_ITER,
+   *elapsed = the seconds (the caller declares int r). */
+#define PEAK_TIMED(BODY, OPS_PER_ITER)                                                                 \
+    do {                                                                                               \
+        double t0_ = now(), t_;                                                                        \
+        long long it_ = 0;                                                                             \
+        do {                                                                                           \
+            for (r = 0; r < PEAK_CHUNK; r++) { BODY }                                                  \
+            it_ += PEAK_CHUNK;                                                                         \
+            t_ = now() - t0_;                                                                          \
+        } while (t_ < secs);                                                                           \
+        *ops = (double)it_ * (OPS_PER_ITER);                                                           \
+        *elapsed = t_;                                                                                 \
+    } while (0)
+
 #if defined(__x86_64__)
 #define PEAK_INIT512(k) __m512 a##k = _mm512_set1_ps(seed + (float)k);
 #define PEAK_FMA512(k) a##k = _mm512_fmadd_ps(a##k, m, c);
@@ -410,16 +425,8 @@ __attribute__((target("avx512f"))) static double peak_f32_avx512(float seed, dou
 {
     const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-3f * seed);
     PEAK_12(PEAK_INIT512)
-    double t0 = now(), t;
-    long long it = 0;
     int r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMA512) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 16 * 2;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_FMA512), 12 * 16 * 2);
     a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                        _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
     a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
@@ -435,16 +442,9 @@ __attribute__((target("avx2,fma"))) static double peak_f32_avx2(float seed, doub
     __m256 s = _mm256_setzero_ps();
     PEAK_12(PEAK_INIT256)
     float v[8];
-    double t0 = now(), t, sum = 0;
-    long long it = 0;
+    double sum = 0;
     int r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMA256) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 8 * 2;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_FMA256), 12 * 8 * 2);
     PEAK_12(PEAK_ADD256)
     _mm256_storeu_ps(v, s);
     for (r = 0; r < 8; r++) sum += v[r];
@@ -459,16 +459,8 @@ __attribute__((target("avx512f,avx512bf16"))) static double peak_bf16_avx512(flo
     const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(seed), _mm512_set1_ps(1e-3f));
     const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(seed));
     PEAK_12(PEAK_INIT512)
-    double t0 = now(), t;
-    long long it = 0;
     int r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_BF16) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 64;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_BF16), 12 * 64);
     a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                        _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
     a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
@@ -484,16 +476,9 @@ __attribute__((target("avx512f,avx512vnni"))) static double peak_int8_avx512(flo
     const __m512i x = _mm512_set1_epi8((char)(int)(seed * 3)), y = _mm512_set1_epi8((char)-(int)(seed * 5));
     PEAK_12(PEAK_INITI512)
     int v[16];
-    double t0 = now(), t, sum = 0;
-    long long it = 0;
+    double sum = 0;
     int r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_DP512) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 128;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_DP512), 12 * 128);
     a0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
                           _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
     a0 = _mm512_add_epi32(a0, _mm512_add_epi32(_mm512_add_epi32(a8, a9), _mm512_add_epi32(a10, a11)));
@@ -513,16 +498,9 @@ __attribute__((target("avx2,avxvnni"))) static double peak_int8_avxvnni(float se
     __m256i s = _mm256_setzero_si256();
     PEAK_12(PEAK_INITI256)
     int v[8];
-    double t0 = now(), t, sum = 0;
-    long long it = 0;
+    double sum = 0;
     int r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_DP256) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 64;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_DP256), 12 * 64);
     PEAK_12(PEAK_ADDI256)
     _mm256_storeu_si256((__m256i *)(void *)v, s);
     for (r = 0; r < 8; r++) sum += v[r];
@@ -536,17 +514,10 @@ static double peak_f32_c(float seed, double secs, double *ops, double *elapsed)
 {
     float a[12];
     const float m = 0.999999f, c = 1e-3f * seed;
-    double t0 = now(), t, sum = 0;
-    long long it = 0;
+    double sum = 0;
     int r;
     for (r = 0; r < 12; r++) a[r] = seed + (float)r;
-    do {
-        for (r = 0; r < PEAK_CHUNK; r++) { PEAK_12(PEAK_FMAC) }
-        it += PEAK_CHUNK;
-        t = now() - t0;
-    } while (t < secs);
-    *ops = (double)it * 12 * 2;
-    *elapsed = t;
+    PEAK_TIMED(PEAK_12(PEAK_FMAC), 12 * 2);
     for (r = 0; r < 12; r++) sum += a[r];
     return sum;
 }
