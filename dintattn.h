@@ -2819,14 +2819,19 @@ static void dintattn__quantize_x(const float *x, int n, signed char *q, float *s
             const float a = fabsf(x[k]);
             if (!(a <= amax) && amax == amax) amax = a; /* a NaN, once met, stays */
         }
+        if (!(amax - amax == 0)) { /* NaN or infinite: a NaN scale (and no float -> int of a NaN) */
+            memset(q, 0, 32);
+            s[b] = c[b] = NAN;
+            continue;
+        }
         inv = amax > 0 ? 127.0f / amax : 0.0f;
-        if (!(inv - inv == 0)) inv = 0.0f; /* NaN, infinity, or max|x| < 2^-120 */
+        if (!(inv - inv == 0)) inv = 0.0f; /* max|x| < 2^-120 */
         for (k = 0; k < 32; k++) {
             float r = rintf(x[k] * inv);
             q[k] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
             sum += q[k];
         }
-        s[b] = amax - amax == 0 ? amax / 127.0f : NAN; /* NaN or infinite: a NaN scale */
+        s[b] = amax / 127.0f;
         c[b] = s[b] * (float)sum;
     }
 }

@@ -41,6 +41,11 @@ vg 0 "logits --decode" "$dir/logits" $model 1,2,3,4,5 "$tmp/l.bin" --decode
 vg 0 "logits --chunk 3 --threads 2" "$dir/logits" $model 1,2,3,4,5,6,7 "$tmp/l.bin" --chunk 3 --threads 2
 vg 0 "logits shared-diff" "$dir/logits" tests/fixtures/shared_diff_r2_f32.safetensors 1,2,3 "$tmp/l.bin"
 vg 0 "logits dint gqa" "$dir/logits" tests/fixtures/dint_shared_grouped_gqa_bf16.safetensors 1,2,3,4 "$tmp/l.bin" --threads 2
+# int8 and bf16 activations (valgrind hides AVX-512: the AVX2 kernels run), Q4 and Q8 files
+vg 0 "logits q4 prefill, 2 threads" "$dir/logits" $model 1,2,3,4,5,6,7,8,9 "$tmp/l.bin" --weights q4 --threads 2
+vg 0 "logits q8 file --decode" "$dir/logits" tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors 1,2,3 "$tmp/l.bin" --decode
+vg 0 "logits q4 file, chunks" "$dir/logits" tests/fixtures/conv_dint_grouped_gqa_q4file.safetensors 1,2,3,4,5 "$tmp/l.bin" --chunk 4
+vg 0 "logits --precision fast" "$dir/logits" $model 1,2,3,4,5,6 "$tmp/l.bin" --precision fast
 # logits: refused input (each must free what it allocated before failing)
 head -c 3000 $model >"$tmp/trunc.safetensors"
 printf 'garbage that is not a model file' >"$tmp/junk.safetensors"
