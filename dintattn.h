@@ -4440,12 +4440,16 @@ static dintattn__product dintattn__product_f64(const dintattn__mat *M, const flo
     return p;
 }
 
-/* What a product of M multiplies: see DINTATTN__ACT_*. */
+/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
+   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
+enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
+
 static int dintattn__act(const dintattn_session *s, const dintattn__mat *M)
 {
-    if (s->precision == DINTATTN_PRECISION_EXACT) return 0;
-    if (s->k->w[M->type].dotq) return 1;                                          /* DINTATTN__ACT_INT8 */
-    return s->precision == DINTATTN_PRECISION_FAST && M->type == DINTATTN__W_BF16 ? 2 : 0; /* _BF16 */
+    if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
+    if (s->k->w[M->type].dotq) return DINTATTN__ACT_INT8;
+    return s->precision == DINTATTN_PRECISION_FAST && M->type == DINTATTN__W_BF16 ? DINTATTN__ACT_BF16
+                                                                                 : DINTATTN__ACT_F32;
 }
 
 /* Row t of the chunk's int8 activations (dintattn__products quantized them). */
@@ -4457,10 +4461,6 @@ static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
     xq.c = s->xq_c + (size_t)t * s->xq_ld / 32;
     return xq;
 }
-
-/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
-   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
-enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
 
 /* Row r of M . x (x row t of the chunk), in the product's activations. */
 static float dintattn__row_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M, int r,
@@ -4487,11 +4487,13 @@ static void dintattn__rows4(const dintattn_session *s, const dintattn__product *
     const uint16_t *xb[4];
     float v[4];
     int j;
-    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j), xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
-    if (p->act == DINTATTN__ACT_INT8)
+    if (p->act == DINTATTN__ACT_INT8) {
+        for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
         s->k->w[p->M->type].dotq4(p->M, (size_t)r, xq, v);
-    else
+    } else {
+        for (j = 0; j < 4; j++) xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
         s->k->dotb(p->M, (size_t)r, xb, 4, v);
+    }
     for (j = 0; j < 4; j++) {
         const size_t at = (size_t)(t + j) * p->ldy + r;
         if (p->y64) {
@@ -4532,10 +4534,10 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
             for (r = r0; r < r1; r++)
                 for (t = t0; t < job->n && t < t0 + DINTATTN__UNIT_TOKENS; t++) { /* ... these tokens in L2 */
                     const size_t at = (size_t)t * p->ldy + r;
-                    if (p->act && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
+                    if (p->act != DINTATTN__ACT_F32 && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
                         dintattn__rows4(s, p, r, t); /* four tokens at once */
                         t += 3;
-                    } else if (p->y64 && !p->act) {
+                    } else if (p->y64 && p->act == DINTATTN__ACT_F32) {
                         p->y64[at] = s->k->w[p->M->type].dot64(p->M, (size_t)r, p->x + (size_t)t * p->ldx);
                     } else if (p->y64) {
                         p->y64[at] = dintattn__row_dot(s, p, p->M, r, t);
@@ -4633,7 +4635,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
                     s->xb[(size_t)t * s->xq_ld + r] = dintattn__f32_to_bf16(q[k].x[(size_t)t * q[k].ldx + r]);
             rounded = q[k].x;
         }
-        if (n > 1 && !q[k].act) { /* sgemm */
+        if (n > 1 && q[k].act == DINTATTN__ACT_F32) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];
