@@ -304,6 +304,17 @@ DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *sess, const int 
 /* Runs one token through the cache; logits ([vocab_size]) may be NULL. */
 DINTATTN_API dintattn_result dintattn_decode(dintattn_session *sess, int token, float *logits,
                                              dintattn_error *err);
+/* Runs tokens[0..n) as dintattn_prefill does and scores them: logprob[i] = log p(tokens[i + 1] |
+   the session's earlier tokens and tokens[0..i]) for i < n - 1 (a log-softmax of each row's
+   logits, in double). The first token is context only: to score a continuation after a context,
+   prefill the context but its last token, then pass that token followed by the continuation.
+   It allocates one block of min(n, n_batch) x vocab_size floats for the call (DINTATTN_ERR_NOMEM
+   if it cannot). On error nothing is changed. */
+DINTATTN_API dintattn_result dintattn_logprobs(dintattn_session *sess, const int *tokens, int n, float *logprob,
+                                               dintattn_error *err);
+/* log p(token) = logits[token] - log(sum_j exp(logits[j])) over n_vocab logits, in double (NaN if
+   the token is out of range or no logit is finite). */
+DINTATTN_API double dintattn_logprob_of(const float *logits, int n_vocab, int token);
 
 /* --- sampler --- */
 
@@ -4843,6 +4854,47 @@ DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *s, const int *to
 DINTATTN_API dintattn_result dintattn_decode(dintattn_session *s, int token, float *logits, dintattn_error *err)
 {
     return dintattn_prefill(s, &token, 1, logits, 0, err);
+}
+
+DINTATTN_API double dintattn_logprob_of(const float *logits, int n_vocab, int token)
+{
+    double mx = -HUGE_VAL, sum = 0.0;
+    int j;
+    if (!logits || token < 0 || token >= n_vocab) return NAN;
+    for (j = 0; j < n_vocab; j++)
+        if (logits[j] > mx) mx = logits[j];
+    if (!(mx > -HUGE_VAL) || mx == HUGE_VAL) return NAN;
+    for (j = 0; j < n_vocab; j++) sum += exp((double)logits[j] - mx);
+    return (double)logits[token] - mx - log(sum);
+}
+
+DINTATTN_API dintattn_result dintattn_logprobs(dintattn_session *s, const int *tokens, int n, float *logprob,
+                                               dintattn_error *err)
+{
+    const int V = s ? s->model->cfg.vocab_size : 0;
+    float *rows;
+    int done, i;
+    if (!s || !tokens || !logprob) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_logprobs: NULL argument");
+    if (n <= 0) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_logprobs: no tokens (n = %d)", n);
+    if (n > s->n_ctx - s->pos) /* refused before anything runs, as dintattn_prefill would */
+        return dintattn__fail(err, DINTATTN_ERR_CONTEXT, "%d tokens do not fit: the session holds %d of %d", n,
+                              s->pos, s->n_ctx);
+    for (i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= V)
+            return dintattn__fail(err, DINTATTN_ERR_ARG, "token %d at index %d is outside the vocabulary [0, %d)",
+                                  tokens[i], i, V);
+    rows = (float *)malloc(sizeof(float) * (size_t)(n < s->n_batch ? n : s->n_batch) * (size_t)V);
+    if (!rows) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_logprobs: out of memory for %d rows of logits",
+                                     n < s->n_batch ? n : s->n_batch);
+    for (done = 0; done < n; done += s->n_batch) {
+        const int k = n - done < s->n_batch ? n - done : s->n_batch;
+        dintattn__forward_chunk(s, tokens + done, k, rows, 1);
+        for (i = 0; i < k && done + i + 1 < n; i++)
+            logprob[done + i] = (float)dintattn_logprob_of(rows + (size_t)i * V, V, tokens[done + i + 1]);
+    }
+    free(rows);
+    dintattn__ok(err);
+    return DINTATTN_OK;
 }
 
 /* ============================================================================================

@@ -639,6 +639,45 @@ static void sum_rows(void *user, int layer, int head, int pos, const float *w, i
 
 /* DINT with gamma = lambda: every row of A1 - lambda A2 + lambda I sums to 1 (SPEC.md 1);
    standard attention's rows (A1) too. */
+/* dintattn_logprobs against log-softmax (in double, here) of the float64 reference's logits, on
+   every fixture, in one call and after a prefix with n_batch 3 (rows from several steps). */
+static void test_logprobs_match_reference(void **state)
+{
+    int f;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const int V = dintattn_model_config(m)->vocab_size, n = fx[f].n, split = n / 3;
+        float *ref = read_logits(&fx[f], ".logits", m), *got = (float *)malloc(sizeof(float) * (size_t)n);
+        int pass, i;
+        assert_non_null(got);
+        for (pass = 0; pass < 2; pass++) {
+            dintattn_session *s = session(m, pass ? 3 : 0, 1);
+            dintattn_error err;
+            const int from = pass ? split : 0; /* pass 1: tokens before `from` prefilled first */
+            if (from > 0 && dintattn_prefill(s, fx[f].ids, from, NULL, 0, &err) != DINTATTN_OK) fail_msg("%s", err.message);
+            if (dintattn_logprobs(s, fx[f].ids + from, n - from, got, &err) != DINTATTN_OK) fail_msg("%s", err.message);
+            assert_int_equal(dintattn_session_pos(s), n);
+            for (i = from; i + 1 < n; i++) {
+                const float *row = ref + (size_t)i * V;
+                double mx = row[0], sum = 0.0, want;
+                int j;
+                for (j = 1; j < V; j++) mx = row[j] > mx ? row[j] : mx;
+                for (j = 0; j < V; j++) sum += exp((double)row[j] - mx);
+                want = row[fx[f].ids[i + 1]] - mx - log(sum);
+                if (!(fabs(got[i - from] - want) <= 1e-4 * (1.0 + fabs(want))))
+                    fail_msg("%s: logprob of token %d is %.7g, the reference gives %.7g", fx[f].name, i + 1,
+                             got[i - from], want);
+            }
+            dintattn_session_free(s);
+        }
+        assert_true(isnan(dintattn_logprob_of(ref, V, V)) && isnan(dintattn_logprob_of(ref, V, -1)));
+        free(got);
+        free(ref);
+        dintattn_model_free(m);
+    }
+}
+
 static void test_dint_rows_sum_to_one(void **state)
 {
     int f, models = 0;
@@ -896,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_f32_weights_equal_file_weights),
         cmocka_unit_test(test_q8_weights_are_small),
         cmocka_unit_test(test_bad_weights_option_is_refused),
+        cmocka_unit_test(test_logprobs_match_reference),
         cmocka_unit_test(test_dint_rows_sum_to_one),
         cmocka_unit_test(test_appending_tokens_keeps_past_logits),
         cmocka_unit_test(test_multi_turn_and_reset),
