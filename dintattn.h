@@ -202,6 +202,13 @@ typedef enum {
    rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill. */
 typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
+/* How the session's cache holds keys and values (DINT's running sums S are always double). F32:
+   as computed, the engine's 1e-4 tolerance against the float64 reference. BF16: rounded to bf16
+   (to nearest even): half the bytes, about 3 significant digits. Q8: int8 with one f32 scale per
+   head row (scale = max|row| / 127, q = round(x / scale)): a quarter of the bytes and a float per
+   row. Attention reads the cache back in f32, so prefill, decode and chunks see the same keys. */
+typedef enum { DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8 } dintattn_kv_type;
+
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_session_options {
     int n_ctx;      /* tokens the session can hold; 0 = the model's max_seq_len (the maximum) */
@@ -209,6 +216,7 @@ typedef struct dintattn_session_options {
     int n_threads;  /* threads for attention heads and matrix-vector rows; 0 = 1 */
     dintattn_kernels kernels; /* the highest kernel level to use; 0 = AUTO */
     dintattn_precision precision; /* 0 = AUTO */
+    dintattn_kv_type kv;          /* 0 = F32 */
 } dintattn_session_options;
 
 typedef struct dintattn_model dintattn_model;
@@ -244,8 +252,9 @@ DINTATTN_API size_t dintattn_model_weight_bytes(const dintattn_model *model);
 DINTATTN_API size_t dintattn_model_owned_bytes(const dintattn_model *model);
 /* Parameters of the file's tensors (as stored: Shared-DIFF counts its factors). */
 DINTATTN_API long long dintattn_model_params(const dintattn_model *model);
-/* Bytes of the KV cache (keys, values) and DINT's S that n_tokens positions hold: what a session
-   allocates per position, and what decoding a token reads at that context. */
+/* Bytes of an f32 KV cache (keys, values) and DINT's S that n_tokens positions hold: what a
+   session allocates per position, and what decoding a token reads at that context (see
+   dintattn_session_kv_bytes for the other cache types). */
 DINTATTN_API double dintattn_model_kv_bytes(const dintattn_model *model, int n_tokens);
 
 /* One tensor the model holds (dintattn_model_tensors). */
@@ -275,6 +284,13 @@ DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_k
 DINTATTN_API const char *dintattn_precision_name(dintattn_precision p);
 DINTATTN_API dintattn_result dintattn_precision_parse(const char *name, dintattn_precision *out, dintattn_error *err);
 DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s);
+/* "f32", "bf16", "q8" <-> dintattn_kv_type. */
+DINTATTN_API const char *dintattn_kv_name(dintattn_kv_type kv);
+DINTATTN_API dintattn_result dintattn_kv_parse(const char *name, dintattn_kv_type *out, dintattn_error *err);
+DINTATTN_API dintattn_kv_type dintattn_session_kv(const dintattn_session *s);
+/* dintattn_model_kv_bytes for this session's cache type: bytes n_tokens positions hold, and what
+   decoding a token reads at that context. */
+DINTATTN_API double dintattn_session_kv_bytes(const dintattn_session *s, int n_tokens);
 
 /* Creates a session (KV cache, DINT state, scratch) for `model`. Returns an error code on failure. */
 DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *model,
@@ -2061,16 +2077,17 @@ static uint16_t dintattn__f32_to_bf16(float f)
     return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1)) >> 16);
 }
 
-/* One Q8 block: scale = max|v| / 127, q = round(v / scale). A block holding NaN or infinity gets
-   a NaN scale, so that it poisons its outputs as the original weights would. */
-static void dintattn__quantize_block(const float *v, signed char *q, float *scale)
+/* n values (a Q8 block of 32 weights, a head row of the int8 KV cache) to int8: scale = max|v| /
+   127, q = round(v / scale). NaN or infinity among them gives a NaN scale and zeros, so that they
+   poison their outputs as the original values would. */
+static void dintattn__quantize_row(const float *v, int n, signed char *q, float *scale)
 {
     float amax = 0, inv;
     int i;
-    for (i = 0; i < 32; i++) {
+    for (i = 0; i < n; i++) {
         float a = fabsf(v[i]);
         if (!(a - a == 0)) { /* NaN or infinite */
-            memset(q, 0, 32);
+            memset(q, 0, (size_t)n);
             *scale = NAN;
             return;
         }
@@ -2079,7 +2096,7 @@ static void dintattn__quantize_block(const float *v, signed char *q, float *scal
     *scale = amax / 127.0f;
     inv = amax > 0 ? 127.0f / amax : 0.0f;
     if (!(inv - inv == 0)) inv = 0.0f; /* max|w| so small (< 2^-120) that 127 / max overflows: q = 0 */
-    for (i = 0; i < 32; i++) {
+    for (i = 0; i < n; i++) {
         float r = rintf(v[i] * inv);
         q[i] = (signed char)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
     }
@@ -2172,7 +2189,7 @@ static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__sour
             if (to == DINTATTN__W_BF16)
                 for (k = 0; k < span; k++) ((uint16_t *)p)[i + k] = dintattn__f32_to_bf16(v[k]);
             else if (to == DINTATTN__W_Q8)
-                for (k = 0; k < span; k += 32) dintattn__quantize_block(v + k, (signed char *)p + i + k, sc + (i + k) / 32);
+                for (k = 0; k < span; k += 32) dintattn__quantize_row(v + k, 32, (signed char *)p + i + k, sc + (i + k) / 32);
             else
                 for (k = 0; k < span; k += 32) dintattn__quantize_block4(v + k, (unsigned char *)p + (i + k) / 2, sc + (i + k) / 32);
         }
@@ -2599,6 +2616,7 @@ static int dintattn__option_value(const char *const *names, const char *what, co
 static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8", "q4", NULL};
 static const char *const dintattn__precision_names[] = {"auto", "exact", "fast", NULL};
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
+static const char *const dintattn__kv_names[] = {"f32", "bf16", "q8", NULL};
 
 /* An option's name <-> value: NAME_FN(v) gives names[v] (NULL out of [0, LAST]), PARSE_FN looks
    the name up (DINTATTN_ERR_ARG, naming WHAT and the names, for any other). */
@@ -2617,6 +2635,7 @@ DINTATTN__OPTION(dintattn_kernels, dintattn_kernels_name, dintattn_kernels_parse
                  DINTATTN_KERNELS_AVX512)
 DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision_parse, dintattn__precision_names,
                  "precision", DINTATTN_PRECISION_FAST)
+DINTATTN__OPTION(dintattn_kv_type, dintattn_kv_name, dintattn_kv_parse, dintattn__kv_names, "kv", DINTATTN_KV_Q8)
 
 /* ============================================================================================
    5. Math kernels
@@ -2972,6 +2991,13 @@ static void dintattn__to_f32_q4(const dintattn__mat *M, size_t at, size_t n, flo
     }
 }
 
+/* dst[i] = scale * q[i]: a head row of the int8 KV cache */
+static void dintattn__i8_to_f32_c(const signed char *q, float scale, size_t n, float *dst)
+{
+    size_t i;
+    for (i = 0; i < n; i++) dst[i] = scale * (float)q[i];
+}
+
 static void dintattn__to_f32_q8_c(const dintattn__mat *M, size_t at, size_t n, float *dst)
 {
     const signed char *q = (const signed char *)M->w + at;
@@ -3108,6 +3134,14 @@ DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16, 2)
     }
 DINTATTN__TO_F32_AVX2(dintattn__to_f32_bf16_avx2, DINTATTN__LD8_BF16, 2)
 DINTATTN__TO_F32_AVX2(dintattn__to_f32_f16_avx2, DINTATTN__LD8_F16, 2)
+
+DINTATTN__AVX2 static void dintattn__i8_to_f32_avx2(const signed char *q, float scale, size_t n, float *dst)
+{
+    const __m256 vs = _mm256_set1_ps(scale);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_mul_ps(DINTATTN__LD8_Q8(q, i), vs));
+    for (; i < n; i++) dst[i] = scale * (float)q[i];
+}
 
 /* Q8 rows: at and n are multiples of 32 (rows are) */
 DINTATTN__AVX2 static void dintattn__to_f32_q8_avx2(const dintattn__mat *M, size_t at, size_t n, float *dst)
@@ -3708,6 +3742,7 @@ typedef struct dintattn__kernels {
     void (*swiglu)(float *g, const float *u, size_t n);
     /* BF16 row r against nt (1 or 4) tokens' bf16 activations x[j] (precision FAST) */
     void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
+    void (*i8_to_f32)(const signed char *q, float scale, size_t n, float *dst); /* int8 KV rows */
 } dintattn__kernels;
 
 static const dintattn__kernels dintattn__kernels_portable = {
@@ -3718,7 +3753,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c};
+    dintattn__dotb_c, dintattn__i8_to_f32_c};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -3729,7 +3764,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_c};
+    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations); the attention loops
    stay AVX2 */
@@ -3741,7 +3776,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_avx512};
+    dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
@@ -3953,19 +3988,65 @@ static void dintattn__pool_run(dintattn__pool *p, int64_t n_units, dintattn__tas
 
 /* --- the session: KV cache, DINT's S, scratch --------------------------------------------- */
 
-/* One projection's cache: [n_layers][heads][n_ctx][width] floats, head-major so that each
-   head's keys (or values) are one contiguous stream. */
+/* One projection's cache: [n_layers][heads][n_ctx][width] values of `type` (and for Q8 one scale
+   per row), head-major so that each head's keys (or values) are one contiguous stream. */
 typedef struct dintattn__cache {
-    float *data;
+    void *data;
+    float *scale;                           /* Q8: [n_layers][heads][n_ctx] */
+    dintattn_kv_type type;
     int heads, width;
     size_t n_ctx;
 } dintattn__cache;
 
-/* Row `pos` of head h of layer l. */
-static float *dintattn__cache_row(const dintattn__cache *kv, int l, int h, int pos)
+static const size_t dintattn__kv_elem[] = {sizeof(float), sizeof(uint16_t), 1}; /* by dintattn_kv_type */
+
+/* The index of row `pos` of head h of layer l. */
+static size_t dintattn__cache_at(const dintattn__cache *kv, int l, int h, int pos)
 {
-    return kv->data + (((size_t)l * (size_t)kv->heads + (size_t)h) * kv->n_ctx + (size_t)pos) * (size_t)kv->width;
+    return ((size_t)l * (size_t)kv->heads + (size_t)h) * kv->n_ctx + (size_t)pos;
 }
+
+/* Stores one row (width floats) at row `pos` of head h of layer l, in the cache's type. */
+static void dintattn__cache_put(const dintattn__cache *kv, int l, int h, int pos, const float *row)
+{
+    const size_t at = dintattn__cache_at(kv, l, h, pos), w = (size_t)kv->width;
+    size_t k;
+    switch (kv->type) {
+    case DINTATTN_KV_F32: memcpy((float *)kv->data + at * w, row, sizeof(float) * w); break;
+    case DINTATTN_KV_BF16:
+        for (k = 0; k < w; k++) ((uint16_t *)kv->data + at * w)[k] = dintattn__f32_to_bf16(row[k]);
+        break;
+    case DINTATTN_KV_Q8: dintattn__quantize_row(row, kv->width, (signed char *)kv->data + at * w, kv->scale + at); break;
+    }
+}
+
+/* Rows [j0, j0 + n) of head h of layer l in f32: the cache's own memory (F32), else converted
+   into buf (n x width floats). */
+static const float *dintattn__cache_rows(const dintattn__kernels *k, const dintattn__cache *kv, int l, int h, int j0,
+                                         int n, float *buf)
+{
+    const size_t at = dintattn__cache_at(kv, l, h, j0), w = (size_t)kv->width;
+    size_t r;
+    switch (kv->type) {
+    case DINTATTN_KV_F32: return (const float *)kv->data + at * w;
+    case DINTATTN_KV_BF16: {
+        dintattn__mat M;
+        M.w = kv->data, M.scale = NULL, M.rows = 0, M.cols = kv->width, M.type = DINTATTN__W_BF16;
+        k->w[DINTATTN__W_BF16].to_f32(&M, at * w, (size_t)n * w, buf);
+        break;
+    }
+    case DINTATTN_KV_Q8:
+        for (r = 0; r < (size_t)n; r++)
+            k->i8_to_f32((const signed char *)kv->data + (at + r) * w, kv->scale[at + r], w, buf + r * w);
+        break;
+    }
+    return buf;
+}
+
+/* Rows of keys or values attention converts at a time from a BF16 / Q8 cache: in decode, a tile
+   that stays in L1; in prefill, a tile that keeps sgemm efficient. */
+#define DINTATTN__KV_TILE 64
+#define DINTATTN__KV_PTILE 512
 
 /* Decode jobs reading fewer bytes than this run on the calling thread alone (a hand-off costs more
    than a second thread saves). The tests define it as 0 so that every job uses the pool. */
@@ -3995,6 +4076,11 @@ struct dintattn_session {
     double *qk64;                           /* [n][heads * d] each for q1, k1, q2, k2 (before RoPE) */
     double *q_base_x, *k_base_x, *down_x;   /* Shared-DIFF factored: base x, and down x per projection */
     float *rows;                            /* decode: per thread, A1, A2, W of one query (3 n_ctx) */
+    float *kvt;                             /* BF16 / Q8 cache, decode: per thread, kvt_ld floats of
+                                               DINTATTN__KV_TILE rows in f32 and a row of W @ V */
+    size_t kvt_ld;
+    float *k_row;                           /* [head_dim]: a key on its way to the cache */
+    float *kvp;                             /* ... prefill: DINTATTN__KV_PTILE rows in f32 */
     float *blk;                             /* prefill: A1, A2, W of DINTATTN__QB queries */
     float *tile;                            /* prefill: weight rows converted for sgemm */
     size_t tile_elems;
@@ -4016,21 +4102,48 @@ static double *dintattn__S_row(const dintattn_session *s, int l, int i)
 
 /* --- SPEC.md section 1, step by step ------------------------------------------------------ */
 
-/* A[t][j] = (Q[t] . K[j]) * s for nb queries (rows ldq apart) and `width` keys: by the kernel for
-   one query (decode), by sgemm for a block (prefill). */
-static void dintattn__scores_block(const dintattn__kernels *k, float *A, const float *Q, int ldq, const float *K,
-                                   int nb, int width, int d, float s)
+/* Where attention reads one layer's cache: tiles of `tile` rows (all `width` at once from an f32
+   cache), converted into `buf` (and, in decode, a row `o_tile` of partial W @ V). */
+typedef struct dintattn__kv_read {
+    const dintattn__kernels *k;
+    int l, width, tile;
+    float *buf, *o_tile;
+} dintattn__kv_read;
+
+/* A[t][j] = (Q[t] . K[j]) * s for nb queries (rows ldq apart, rows of A `width` apart) and the
+   `width` keys of head h: by the kernel for one query (decode), by sgemm for a block (prefill). */
+static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__cache *kv, int h, float *A,
+                                   const float *Q, int ldq, int nb, float s)
 {
-    if (nb == 1) k->scores(A, Q, K, width, d, s);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, width, d, s, Q, ldq, K, d, 0.0f, A, width);
+    const int d = kv->width;
+    int j0;
+    for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
+        const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
+        const float *K = dintattn__cache_rows(rd->k, kv, rd->l, h, j0, n, rd->buf);
+        if (nb == 1) rd->k->scores(A + j0, Q, K, n, d, s);
+        else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, d, s, Q, ldq, K, d, 0.0f, A + j0, rd->width);
+    }
 }
 
-/* O[t] = W[t] @ V for nb rows of W (`width` keys; rows of O ldo apart). */
-static void dintattn__wv_block(const dintattn__kernels *k, float *O, int ldo, const float *W, const float *V,
-                               int nb, int width, int dv)
+/* O[t] = W[t] @ V for nb rows of W (rows `width` apart; rows of O ldo apart), V head h's values. */
+static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cache *kv, int h, float *O, int ldo,
+                               const float *W, int nb)
 {
-    if (nb == 1) k->wv(O, W, V, width, dv);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, dv, width, 1.0f, W, width, V, dv, 0.0f, O, ldo);
+    const int dv = kv->width;
+    int j0, c;
+    for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
+        const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
+        const float *V = dintattn__cache_rows(rd->k, kv, rd->l, h, j0, n, rd->buf);
+        if (nb > 1)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, dv, n, 1.0f, W + j0, rd->width, V, dv,
+                        j0 ? 1.0f : 0.0f, O, ldo);
+        else if (j0 == 0)
+            rd->k->wv(O, W, V, n, dv);
+        else { /* later tiles: their share, added */
+            rd->k->wv(rd->o_tile, W + j0, V, n, dv);
+            for (c = 0; c < dv; c++) O[c] += rd->o_tile[c];
+        }
+    }
 }
 
 /* The attention weights W of one signal head at one query position n (nk = n + 1 keys), from A1's
@@ -4084,8 +4197,9 @@ typedef struct dintattn__chunk {
 
 /* Attention of signal heads [h0, h1) (a run sharing one noise head) for queries t0 .. t0+nb of
    the chunk: A2 once for the run, then per head A1, W (dintattn__head_weights), W @ V, HeadNorm.
-   `A` is scratch for three blocks of nb x (keys the last query sees) floats. */
-static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, int nb, float *A)
+   `A` is scratch for three blocks of nb x (keys the last query sees) floats; kvt (decode) or
+   kvp (prefill) holds the tiles a BF16 / Q8 cache is read through. */
+static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, int nb, float *A, float *kvt)
 {
     dintattn_session *s = ch->s;
     const dintattn__kernels *k = s->k;
@@ -4098,23 +4212,25 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
     /* shared_k, one query, one head: both maps' scores in one read of the keys */
     const int fused = c->shared_k && nb == 1 && h1 == h0 + 1 &&
                       dintattn__head_of(h0, c->n_k1_heads, H) == dintattn__head_of(h0, c->n_k2_heads, H);
+    dintattn__kv_read rd;
     int i, t;
+    rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt, rd.o_tile = kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv);
+    rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
     if (c->attention != DINTATTN_ATTN_STANDARD) { /* A2 = softmax(q2 k2^T s) */
         const int q2h = dintattn__head_of(h0, c->n_q2_heads, H), k2h = dintattn__head_of(h0, c->n_k2_heads, H);
-        const float *q2 = s->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d;
-        if (fused)
-            k->scores2(A1, A2, s->q1 + ((size_t)t0 * H + h0) * d, q2, dintattn__cache_row(&s->k2, l, k2h, 0), width,
-                       d, scale);
-        else
-            dintattn__scores_block(k, A2, q2, c->n_q2_heads * d, dintattn__cache_row(&s->k2, l, k2h, 0), nb, width, d,
-                                   scale);
+        const float *q2 = s->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d, *q1 = s->q1 + ((size_t)t0 * H + h0) * d;
+        int j0;
+        for (j0 = 0; fused && j0 < width; j0 += rd.tile) {
+            const int n = width - j0 < rd.tile ? width - j0 : rd.tile;
+            k->scores2(A1 + j0, A2 + j0, q1, q2, dintattn__cache_rows(k, &s->k2, l, k2h, j0, n, kvt), n, d, scale);
+        }
+        if (!fused) dintattn__scores_block(&rd, &s->k2, k2h, A2, q2, c->n_q2_heads * d, nb, scale);
         for (t = 0; t < nb; t++) k->softmax(A2 + (size_t)t * width, width - nb + t + 1);
     }
     for (i = h0; i < h1; i++) {
         if (!fused)
-            dintattn__scores_block(k, A1, s->q1 + ((size_t)t0 * H + i) * d, H * d,
-                                   dintattn__cache_row(&s->k1, l, dintattn__head_of(i, c->n_k1_heads, H), 0), nb,
-                                   width, d, scale);
+            dintattn__scores_block(&rd, &s->k1, dintattn__head_of(i, c->n_k1_heads, H), A1,
+                                   s->q1 + ((size_t)t0 * H + i) * d, H * d, nb, scale);
         for (t = 0; t < nb; t++) {
             const int nk = width - nb + t + 1, pos = nk - 1;
             const float lambda = s->lambda_rows ? s->lambda_rows[(size_t)(t0 + t) * H + i] : (float)L->lambda;
@@ -4124,8 +4240,8 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
             if (s->hook) s->hook(s->hook_user, l, i, pos, w, nk);
             memset(w + nk, 0, sizeof(float) * (size_t)(width - nk)); /* the future: for the block's W @ V */
         }
-        dintattn__wv_block(k, s->att + ((size_t)t0 * H + i) * dv, H * dv, W,
-                           dintattn__cache_row(&s->v, l, dintattn__head_of(i, c->n_v_heads, H), 0), nb, width, dv);
+        dintattn__wv_block(&rd, &s->v, dintattn__head_of(i, c->n_v_heads, H), s->att + ((size_t)t0 * H + i) * dv,
+                           H * dv, W, nb);
         for (t = 0; t < nb; t++) dintattn__head_post(c, L, i, s->att + ((size_t)(t0 + t) * H + i) * dv);
     }
 }
@@ -4136,7 +4252,7 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
     const dintattn__chunk *ch = (const dintattn__chunk *)ctx;
     const dintattn_model *m = ch->s->model;
     dintattn__attend(ch, m->noise_run[unit], m->noise_run[unit + 1], 0, 1,
-                     ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx);
+                     ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx, ch->s->kvt + (size_t)tid * ch->s->kvt_ld);
 }
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
@@ -4152,14 +4268,15 @@ static void dintattn__attention(dintattn__chunk *ch)
         size_t bytes = 0;
         int c;
         kv[0] = &s->k1, kv[1] = &s->k2, kv[2] = &s->v;
-        for (c = 0; c < 3; c++) bytes += sizeof(float) * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
+        for (c = 0; c < 3; c++)
+            bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
         dintattn__pool_run(bytes < dintattn__solo_bytes ? NULL : &s->pool, m->n_noise_runs, dintattn__attend_unit, ch);
         return;
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
         for (run = 0; run < m->n_noise_runs; run++)
-            dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk);
+            dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp);
     }
 }
 
@@ -4167,19 +4284,26 @@ static void dintattn__attention(dintattn__chunk *ch)
    7. The decoder step (prefill / decode)
    ============================================================================================ */
 
-/* Bytes of keys, values (f32) and DINT's S (double) that one position of the context holds in
-   every layer: the session's cache, and what a decoded token reads per position before it. */
-static size_t dintattn__kv_bytes_per_pos(const dintattn_config *c)
+/* Bytes of keys, values (in `kv`'s type, with Q8's row scales) and DINT's S (double) that one
+   position of the context holds in every layer: the session's cache, and what a decoded token
+   reads per position before it. */
+static size_t dintattn__kv_bytes_per_pos(const dintattn_config *c, dintattn_kv_type kv)
 {
-    size_t per = sizeof(float) * ((size_t)(c->n_k1_heads + (c->shared_k ? 0 : c->n_k2_heads)) * (size_t)c->head_dim +
-                                  (size_t)c->n_v_heads * (size_t)c->v_head_dim);
+    const size_t k_heads = (size_t)(c->n_k1_heads + (c->shared_k ? 0 : c->n_k2_heads));
+    size_t per = dintattn__kv_elem[kv] * (k_heads * (size_t)c->head_dim + (size_t)c->n_v_heads * (size_t)c->v_head_dim);
+    if (kv == DINTATTN_KV_Q8) per += sizeof(float) * (k_heads + (size_t)c->n_v_heads);
     if (c->attention == DINTATTN_ATTN_DINT) per += sizeof(double) * (size_t)c->n_heads;
     return per * (size_t)c->n_layers;
 }
 
 DINTATTN_API double dintattn_model_kv_bytes(const dintattn_model *m, int n_tokens)
 {
-    return (double)dintattn__kv_bytes_per_pos(&m->cfg) * (n_tokens > 0 ? n_tokens : 0);
+    return (double)dintattn__kv_bytes_per_pos(&m->cfg, DINTATTN_KV_F32) * (n_tokens > 0 ? n_tokens : 0);
+}
+
+DINTATTN_API double dintattn_session_kv_bytes(const dintattn_session *s, int n_tokens)
+{
+    return (double)dintattn__kv_bytes_per_pos(&s->model->cfg, s->k1.type) * (n_tokens > 0 ? n_tokens : 0);
 }
 
 /* Carves the session's buffers out of one block (pass base = NULL to measure it). Every count
@@ -4203,9 +4327,20 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         if (off + bytes_ < off) *overflow = 1;                                                                 \
         off += bytes_;                                                                                         \
     } while (0)
-    DINTATTN__CARVE(s->k1.data, float, DINTATTN__MUL3(Lr * T, (size_t)c->n_k1_heads, d));
-    DINTATTN__CARVE(s->k2.data, float, c->shared_k ? 0 : DINTATTN__MUL3(Lr * T, (size_t)c->n_k2_heads, d));
-    DINTATTN__CARVE(s->v.data, float, DINTATTN__MUL3(Lr * T, (size_t)c->n_v_heads, dv));
+    {
+        const size_t e = dintattn__kv_elem[s->k1.type], q8 = s->k1.type == DINTATTN_KV_Q8;
+        DINTATTN__CARVE(s->k1.data, unsigned char, DINTATTN__MUL3(Lr * T, (size_t)c->n_k1_heads, d * e));
+        DINTATTN__CARVE(s->k2.data, unsigned char, c->shared_k ? 0 : DINTATTN__MUL3(Lr * T, (size_t)c->n_k2_heads, d * e));
+        DINTATTN__CARVE(s->v.data, unsigned char, DINTATTN__MUL3(Lr * T, (size_t)c->n_v_heads, dv * e));
+        DINTATTN__CARVE(s->k1.scale, float, q8 ? DINTATTN__MUL3(Lr, T, (size_t)c->n_k1_heads) : 0);
+        DINTATTN__CARVE(s->k2.scale, float, q8 && !c->shared_k ? DINTATTN__MUL3(Lr, T, (size_t)c->n_k2_heads) : 0);
+        DINTATTN__CARVE(s->v.scale, float, q8 ? DINTATTN__MUL3(Lr, T, (size_t)c->n_v_heads) : 0);
+        /* tiles of a converted cache: per thread in decode, and prefill's */
+        s->kvt_ld = s->k1.type == DINTATTN_KV_F32 ? 0 : (size_t)(DINTATTN__KV_TILE + 1) * (d > dv ? d : dv);
+        DINTATTN__CARVE(s->kvt, float, dintattn__mul((size_t)s->n_threads, s->kvt_ld, overflow));
+        DINTATTN__CARVE(s->k_row, float, d);
+        DINTATTN__CARVE(s->kvp, float, s->kvt_ld && B > 1 ? (size_t)DINTATTN__KV_PTILE * (d > dv ? d : dv) : 0);
+    }
     DINTATTN__CARVE(s->S, double, dint ? DINTATTN__MUL3(Lr, T, (size_t)c->n_heads) : 0);
     DINTATTN__CARVE(s->rope_cos, double, dintattn__mul(T, half, overflow));
     DINTATTN__CARVE(s->rope_sin, double, dintattn__mul(T, half, overflow));
@@ -4335,6 +4470,9 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (opt && (opt->precision < DINTATTN_PRECISION_AUTO || opt->precision > DINTATTN_PRECISION_FAST))
         return dintattn__fail(err, DINTATTN_ERR_ARG,
                               "dintattn_session_options.precision %d is not a dintattn_precision", (int)opt->precision);
+    if (opt && (opt->kv < DINTATTN_KV_F32 || opt->kv > DINTATTN_KV_Q8))
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_options.kv %d is not a dintattn_kv_type",
+                              (int)opt->kv);
     s = (dintattn_session *)dintattn__calloc(1, sizeof *s);
     if (!s) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     s->model = m;
@@ -4356,6 +4494,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->k2.heads = m->cfg.n_k2_heads, s->k2.width = m->cfg.head_dim;
     s->v.heads = m->cfg.n_v_heads, s->v.width = m->cfg.v_head_dim;
     s->k1.n_ctx = s->k2.n_ctx = s->v.n_ctx = (size_t)s->n_ctx;
+    s->k1.type = s->k2.type = s->v.type = opt ? opt->kv : DINTATTN_KV_F32;
     bytes = dintattn__session_layout(s, NULL, &overflow);
     s->block = overflow || bytes > SIZE_MAX - 64 ? NULL : dintattn__alloc(bytes + 64);
     if (!s->block) {
@@ -4401,6 +4540,7 @@ DINTATTN_API int dintattn_session_n_ctx(const dintattn_session *s) { return s->n
 DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *s) { return s->bytes; }
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s) { return s->k->level; }
 DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s) { return s->precision; }
+DINTATTN_API dintattn_kv_type dintattn_session_kv(const dintattn_session *s) { return s->k1.type; }
 
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_attn_hook hook, void *user)
 {
@@ -4742,17 +4882,16 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
             if (c->rope != DINTATTN_ROPE_NONE)
                 dintattn__rope(row, p->heads, d, c->rope_dim, s->rope_cos + (size_t)(pos0 + t) * (c->rope_dim / 2),
                                s->rope_sin + (size_t)(pos0 + t) * (c->rope_dim / 2), c->rope);
-            for (h = 0; h < p->heads; h++) {
-                float *dst = p->q_rows ? p->q_rows + ((size_t)t * p->heads + h) * d
-                                       : dintattn__cache_row(p->cache, l, h, pos0 + t);
+            for (h = 0; h < p->heads; h++) { /* queries to their rows, keys through k_row to the cache */
+                float *dst = p->q_rows ? p->q_rows + ((size_t)t * p->heads + h) * d : s->k_row;
                 for (k = 0; k < d; k++) dst[k] = (float)row[(size_t)h * d + k];
+                if (!p->q_rows) dintattn__cache_put(p->cache, l, h, pos0 + t, dst);
             }
         }
     }
     for (h = 0; h < c->n_v_heads; h++)
         for (t = 0; t < n; t++)
-            memcpy(dintattn__cache_row(&s->v, l, h, pos0 + t),
-                   s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim, sizeof(float) * (size_t)c->v_head_dim);
+            dintattn__cache_put(&s->v, l, h, pos0 + t, s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
 }
 
 /* x += Attn(RMSNorm(x)) for the chunk's n tokens at positions pos0.. */

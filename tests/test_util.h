@@ -42,8 +42,8 @@ TEST_HELPER dintattn_kernels test_kernels(void)
 
 /* A session of n_ctx tokens (0: the model's), n_batch, n_threads and precision, at the suite's
    kernel level, which it checks the session runs (or a lower one on a CPU without it). */
-TEST_HELPER dintattn_session *test_session_p(const dintattn_model *m, int n_ctx, int n_batch, int n_threads,
-                                            dintattn_precision precision)
+TEST_HELPER dintattn_session *test_session_kv(const dintattn_model *m, int n_ctx, int n_batch, int n_threads,
+                                             dintattn_precision precision, dintattn_kv_type kv)
 {
     dintattn_session *s = NULL;
     dintattn_session_options so;
@@ -54,9 +54,18 @@ TEST_HELPER dintattn_session *test_session_p(const dintattn_model *m, int n_ctx,
     so.n_threads = n_threads;
     so.kernels = test_kernels();
     so.precision = precision;
+    so.kv = kv;
     if (dintattn_session_new(m, &so, &s, &err) != DINTATTN_OK) fail_msg("session: %s", err.message);
     if (so.kernels != DINTATTN_KERNELS_AUTO) assert_true(dintattn_session_kernels(s) <= so.kernels);
+    assert_int_equal(dintattn_session_kv(s), kv);
     return s;
+}
+
+/* As test_session_kv with an f32 KV cache. */
+TEST_HELPER dintattn_session *test_session_p(const dintattn_model *m, int n_ctx, int n_batch, int n_threads,
+                                            dintattn_precision precision)
+{
+    return test_session_kv(m, n_ctx, n_batch, n_threads, precision, DINTATTN_KV_F32);
 }
 
 /* As test_session_p at precision AUTO (Q8/Q4 weights multiply int8 activations). */

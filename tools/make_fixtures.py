@@ -19,6 +19,8 @@ dintattn_load_options.weights), besides NAME.safetensors and NAME.logits as abov
     tests/fixtures/NAME.q4.logits     converted as the engine converts it at load (weights = Q8,
     tests/fixtures/NAME.bf16.logits   weights = Q4, weights = BF16; see convert_matrix), written
                                       to a temporary F32 file and run through reference.forward
+    tests/fixtures/NAME.kvbf16.logits reference logits with the KV cache in bf16 / int8 per head
+    tests/fixtures/NAME.kvq8.logits   row (reference.forward(..., kv="bf16" / "q8"))
 and tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors and _q4file.safetensors,
 conv_dint_grouped_gqa_f32 with its matrices stored as Q8 (I8 + NAME.scale) and as Q4 (U8 +
 NAME.scale) in the file (make_model.write_quantized_file), checked under the reference to give
@@ -456,8 +458,16 @@ def main(argv=None):
             else:
                 assert 1e-4 < db and rel_rms(ys["bf16"], y) < 0.05, "%s: bf16 moves logits by %.2g" % (
                     name, db)
+            # the KV cache in bf16 and in int8 (dintattn_kv_type): the source's weights, its keys
+            # and values rounded as the cache holds them; each must move the logits past the tests'
+            # tolerance (so that a cache left in f32 fails), q8 more than bf16
+            for kv in ("bf16", "q8"):
+                ys["kv" + kv] = np.asarray(reference.forward(path, ids, kv=kv), dtype=np.float64)
+            dkb, dkq = rel_diff(y, ys["kvbf16"]), rel_diff(y, ys["kvq8"])
+            assert 1e-4 < dkb < dkq < 0.1, "%s: kv bf16 moves logits by %.2g, q8 by %.2g" % (name, dkb, dkq)
             for suffix, v in ((".logits", y), (".q8.logits", ys["q8"]), (".q4.logits", ys["q4"]),
-                              (".bf16.logits", ys["bf16"])):
+                              (".bf16.logits", ys["bf16"]), (".kvbf16.logits", ys["kvbf16"]),
+                              (".kvq8.logits", ys["kvq8"])):
                 with open(os.path.join(OUT, name + suffix), "wb") as fh:
                     fh.write(v.astype("<f4").tobytes())
                 wanted.add(name + suffix)
@@ -471,8 +481,8 @@ def main(argv=None):
                     qname, how, how, dq)
                 wanted.add(qname + ".safetensors")
             converted.append("%s %s" % (name, ",".join(map(str, ids))))
-            print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  q4 %.3g (rms %.3g)  bf16 %.3g" % (
-                name, f["dtype"], len(ids), d, rms, d4, rms4, db))
+            print("converted %-31s %-5s N=%2d  q8 %.3g (rms %.3g)  q4 %.3g (rms %.3g)  bf16 %.3g  "
+                  "kv bf16 %.3g  kv q8 %.3g" % (name, f["dtype"], len(ids), d, rms, d4, rms4, db, dkb, dkq))
     for fn in os.listdir(OUT):       # drop stale generated files, keep anything else
         if (fn.endswith((".safetensors", ".logits")) and fn not in wanted
                 and not fn.startswith(("tok_", "chat_"))):   # tools/make_tok_fixtures.py's and

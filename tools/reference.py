@@ -448,8 +448,29 @@ def project_qk(h, t, pre, which, n_heads, cfg):
     return base[:, None, :] + np.einsum("hdr,nhr->nhd", up, low)
 
 
-def attention(x, t, l, cfg):
-    """One attention sublayer on normed input x [N, D]; returns (out [N, D], W [H, N, N])."""
+def kv_round(z, kv):
+    """Keys or values [N, heads, width] as the engine's cache holds them (dintattn_kv_type): as
+    they are ("f32"), bf16 rounded to nearest even ("bf16"), or int8 with one scale per head row ("q8":
+    scale = max|row| / 127, q = rint(row * (127 / max)), both in float32, value = scale * q)."""
+    if kv == "f32":  # the reference's own float64 (the engine's f32 cache is within its tolerance)
+        return z
+    z32 = np.asarray(z, dtype=np.float32)
+    if kv == "bf16":
+        u = z32.view(np.uint32).astype(np.uint64)
+        u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+        return u.astype(np.uint32).view(np.float32).astype(np.float64)
+    assert kv == "q8", kv
+    amax = np.max(np.abs(z32), axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        inv = np.where(amax > 0, np.float32(127.0) / amax, np.float32(0.0)).astype(np.float32)
+    q = np.clip(np.rint(z32 * inv), -127, 127).astype(np.float32)
+    scale = (amax / np.float32(127.0)).astype(np.float32)
+    return (scale * q).astype(np.float32).astype(np.float64)
+
+
+def attention(x, t, l, cfg, kv="f32"):
+    """One attention sublayer on normed input x [N, D]; returns (out [N, D], W [H, N, N]).
+    kv: the cache's type (kv_round) that keys and values are read back in."""
     pre = f"layers.{l}.attn."
     N = x.shape[0]
     H, d, dv = cfg["n_heads"], cfg["head_dim"], cfg["v_head_dim"]
@@ -468,8 +489,8 @@ def attention(x, t, l, cfg):
         return z if cfg["rope"] == "none" else rope(z, cfg["rope"], inv, af)
 
     q1 = rot(project_qk(x, t, pre, "q1", H, cfg))                      # [N, H, d]
-    k1 = rot(project_qk(x, t, pre, "k1", cfg["n_k1_heads"], cfg))      # [N, n_k1, d]
-    v = (x @ t[pre + "wv"].T).reshape(N, cfg["n_v_heads"], dv)
+    k1 = kv_round(rot(project_qk(x, t, pre, "k1", cfg["n_k1_heads"], cfg)), kv)      # [N, n_k1, d]
+    v = kv_round((x @ t[pre + "wv"].T).reshape(N, cfg["n_v_heads"], dv), kv)
 
     A1 = causal_softmax(np.einsum("nhd,mhd->hnm", q1, k1[:, k1_of]) * s)   # [H, N, N]
     if att == "standard":
@@ -479,7 +500,7 @@ def attention(x, t, l, cfg):
         k2_of = i * cfg["n_k2_heads"] // H
         q2 = rot(project_qk(x, t, pre, "q2", cfg["n_q2_heads"], cfg))
         # shared_k: K2 is K1 (n_k2_heads == n_k1_heads, so k2_of == k1_of)
-        k2 = k1 if cfg["shared_k"] else rot(project_qk(x, t, pre, "k2", cfg["n_k2_heads"], cfg))
+        k2 = k1 if cfg["shared_k"] else kv_round(rot(project_qk(x, t, pre, "k2", cfg["n_k2_heads"], cfg)), kv)
         A2 = causal_softmax(np.einsum("nhd,mhd->hnm", q2[:, q2_of], k2[:, k2_of]) * s)
         if cfg["lambda_mode"] == "token_sigmoid":
             # lambda[n, i] = sigmoid(lambda_proj[i] . x_n): one value per head and row
@@ -540,11 +561,12 @@ def ffn(h, t, l, cfg):
 # model
 # ----------------------------------------------------------------------------------------------
 
-def forward(model, ids, return_attn=False):
+def forward(model, ids, return_attn=False, kv="f32"):
     """Logits [N, vocab] (float64) for one causal pass over ids from position 0.
 
     model is a path or a (cfg, tensors) pair from load(). With return_attn, also returns a
-    list (one per layer) of the final attention matrices W [H, N, N].
+    list (one per layer) of the final attention matrices W [H, N, N]. kv: the KV cache's type
+    (kv_round).
     """
     cfg, t = load(model) if isinstance(model, (str, bytes, os.PathLike)) else model
     ids = np.asarray(ids, dtype=np.int64)
@@ -557,7 +579,7 @@ def forward(model, ids, return_attn=False):
     eps = cfg["norm_eps"]
     attn = []
     for l in range(cfg["n_layers"]):
-        a, W = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg)
+        a, W = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg, kv)
         x = x + a
         x = x + ffn(rms_norm(x, t[f"layers.{l}.ffn_norm.weight"], eps), t, l, cfg)
         attn.append(W)
