@@ -49,7 +49,7 @@
      decode roofline fraction = sum over tokens of (weight bytes per token / its round's bandwidth)
                / (seconds of decode); the bandwidth printed is the matching harmonic mean. Also
                printed: the same with the bytes of the KV cache (and DINT's S) each token reads
-               added (dintattn_model_kv_bytes), which matters at long contexts
+               added (dintattn_session_kv_bytes, at --kv), which matters at long contexts
                (kv_bytes_per_token: the mean over decode)
      prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s, where the model FLOPs are
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
@@ -60,8 +60,8 @@
                are held in: --weights, or the file's own), over the int8 dot peak (q8, q4) or the
                bf16 dot peak (bf16). Under --precision exact every product runs in f32: the f32
                figure is then the relevant one.
-   With --weights bf16, q8 or q4 it also runs the first min(N, 128) prompt tokens through the
-   model and through a reference load of the same file: the relative RMS and largest change of
+   With --weights bf16, q8 or q4, or --kv bf16 or q8, it also runs the first min(N, 128) prompt
+   tokens through the model and through a reference load of the same file (with an f32 cache): the relative RMS and largest change of
    the logits, the mean KL divergence (reference || tested) per position, how often the argmax
    agrees, and the perplexity of the prompt's next tokens under each (the prompt is random: the
    perplexities themselves mean little, their difference is the quality change). The reference
@@ -121,7 +121,7 @@ extern char **environ;
 static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
     "             [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]\n"
-    "             [--kernels auto|portable|avx2|avx512] [--json]\n"
+    "             [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
     "  --gen M       tokens decoded after the prompt (default 128)\n"
@@ -133,6 +133,7 @@ static const char *usage =
     "                activations for every weight type) or fast (BF16 weights times bf16 too)\n"
     "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
+    "  --kv T        the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  --json        print one JSON object instead of the text report\n"
     "  -h, --help    this text\n";
 
@@ -142,6 +143,7 @@ typedef struct args {
     dintattn_weights weights;
     dintattn_kernels kernels;
     dintattn_precision precision;
+    dintattn_kv_type kv;
 } args;
 
 static int fail(const char *what, const char *detail)
@@ -191,7 +193,7 @@ static int parse_args(int argc, char **argv, args *a)
         if (!strcmp(o, "--json")) { a->json = 1; continue; }
         if (o[0] != '-') { a->model = o; continue; }
         if (strcmp(o, "--weights") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
-            strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision")) {
+            strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision") && strcmp(o, "--kv")) {
             fprintf(stderr, "bench: unknown option '%s' (see --help)\n", o);
             return 1;
         }
@@ -209,6 +211,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(o, "--kernels")) {
             kernels = argv[++i], kernels_from = o;
+            continue;
+        }
+        if (!strcmp(o, "--kv")) {
+            if (dintattn_kv_parse(argv[++i], &a->kv, &err)) return fail("--kv", err.message);
             continue;
         }
         if (!strcmp(o, "--prompt")) dst = &a->prompt;
@@ -910,6 +916,7 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     so.n_threads = arg->threads;
     so.kernels = arg->kernels;
     so.precision = arg->precision;
+    so.kv = arg->kv;
     /* the tested model first: its session's size is part of what the reference will need */
     if (dintattn_session_new(test, &so, &s, &err) || dintattn_prefill(s, prompt, q, b, 1, &err)) {
         fail("quality", err.message);
@@ -953,6 +960,7 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
         goto done;
     }
     so.precision = DINTATTN_PRECISION_EXACT;
+    so.kv = DINTATTN_KV_F32;
     if (dintattn_session_new(ref, &so, &s, &err) || dintattn_prefill(s, prompt, q, a, 1, &err)) {
         fail("quality: reference", err.message);
         goto done;
@@ -1089,6 +1097,7 @@ int main(int argc, char **argv)
     so.n_batch = a.batch;
     so.kernels = a.kernels;
     so.precision = a.precision;
+    so.kv = a.kv;
     if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) {
         dintattn_model_free(model);
         return fail("session", err.message);
@@ -1143,7 +1152,7 @@ int main(int argc, char **argv)
             bw_max = bw > bw_max ? bw : bw_max;
         }
         limit_s += wbytes / (bw * 1e9);
-        limit_kv_s += (wbytes + dintattn_model_kv_bytes(model, N + i + 1)) / (bw * 1e9);
+        limit_kv_s += (wbytes + dintattn_session_kv_bytes(sess, N + i + 1)) / (bw * 1e9);
         tok = argmax(logits, c->vocab_size);
         t0 = now();
         if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) {
@@ -1152,6 +1161,7 @@ int main(int argc, char **argv)
         }
         decode_s += now() - t0;
     }
+    kv_mean = dintattn_session_kv_bytes(sess, N + (M + 1) / 2);
     dintattn_session_free(sess);
     sess = NULL;
     /* one thread, once: what a single core draws (not used in the ratios); then the buffer goes,
@@ -1160,9 +1170,11 @@ int main(int argc, char **argv)
     free(bwb.p);
     bwb.p = NULL;
 
-    /* what bf16 / q8 / q4 weights change, against f32 weights (or the file's, see measure_quality) */
+    /* what bf16 / q8 / q4 weights or a bf16 / q8 KV cache change, against f32 weights and cache (or
+       the file's weights, see measure_quality) */
     memset(&qual, 0, sizeof qual);
-    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8 || a.weights == DINTATTN_WEIGHTS_Q4) &&
+    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8 || a.weights == DINTATTN_WEIGHTS_Q4 ||
+         a.kv != DINTATTN_KV_F32) &&
         measure_quality(&a, model, prompt, N < 128 ? N : 128, &qual)) {
         rc = 1;
         goto done;
@@ -1185,7 +1197,6 @@ int main(int argc, char **argv)
 
     params = dintattn_model_params(model);
     mparams = layer_matrix_params(shapes, ns);
-    kv_mean = dintattn_model_kv_bytes(model, N + (M + 1) / 2);
     model_flops = 2.0 * N * mparams + 2.0 * c->vocab_size * c->dim;
     pairs = 0.5 * N * (N + 1.0);
     per_head_pair = 2.0 * c->head_dim * (c->attention == DINTATTN_ATTN_STANDARD ? 1 : 2) + 2.0 * c->v_head_dim;
@@ -1204,7 +1215,7 @@ int main(int argc, char **argv)
                    "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
                    "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
                    "\"max_seq_len\": %d, \"params\": %lld, \"weights\": \"%s\", \"weights_held\": \"%s\", "
-                   "\"precision\": \"%s\", \"kernels\": \"%s\", "
+                   "\"precision\": \"%s\", \"kv\": \"%s\", \"kernels\": \"%s\", "
                    "\"threads\": %d, \"n_batch\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, "
                    "\"prefill_s\": %.6f, \"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
                    "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
@@ -1214,7 +1225,7 @@ int main(int argc, char **argv)
                                                           : "dint",
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, wname, held, precision, kernels, a.threads, a.batch, N, M,
+                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.kv), kernels, a.threads, a.batch, N, M,
                    load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
             json_num("bandwidth_1thread_gb_s", "%.3f", bw1, bw1 > 0);
             printf(", \"sgemm_gflop_s\": %.3f", gemm);
@@ -1252,8 +1263,9 @@ int main(int argc, char **argv)
                    c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->qk_rank, factored ? " (factored)" : "",
                    c->hidden_dim, c->vocab_size, c->max_seq_len, (double)params / 1e6);
             printf("threads    %d (session and OpenBLAS); kernels %s; weights %s (%s; the layers' matrices held as "
-                   "%s); precision %s (Q/K accumulate in double)\n",
-                   a.threads, kernels, wname, a.weights ? "converted at load" : "as stored", held, precision);
+                   "%s); precision %s (Q/K accumulate in double); KV cache %s\n",
+                   a.threads, kernels, wname, a.weights ? "converted at load" : "as stored", held, precision,
+                   dintattn_kv_name(a.kv));
             printf("load       %.3f s\n", load_s);
             printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
                    "(%.3f GFLOP; attention adds %.3f GFLOP, not counted)\n",
@@ -1298,9 +1310,10 @@ int main(int argc, char **argv)
             if (qual.skipped)
                 printf("quality    skipped: %s\n", qual.note);
             else if (qual.tokens)
-                printf("quality    %s vs %s weights over %d prompt positions: logits rel. RMS diff %.3g, max |diff| "
-                       "%.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt perplexity %.4g vs %.4g%s%s%s\n",
-                       wname, qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
+                printf("quality    %s weights, %s KV cache vs %s weights, f32 cache, over %d prompt positions: logits "
+                       "rel. RMS diff %.3g, max |diff| %.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt "
+                       "perplexity %.4g vs %.4g%s%s%s\n",
+                       wname, dintattn_kv_name(a.kv), qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
                        qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
         }
     }

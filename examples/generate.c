@@ -3,7 +3,7 @@
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
                          [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W]
                          [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512]
-                         [--tokenizer FILE] [--ctx N]
+                         [--kv f32|bf16|q8] [--tokenizer FILE] [--ctx N]
        examples/generate [MODEL] --chat [--system TEXT] [--think show|hide]
                          [--think-history keep|drop] [options as above]
 
@@ -57,6 +57,7 @@ static const char *usage =
     "                      or fast (also BF16 weights multiply bf16 activations)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
+    "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"
     "  --ctx N             the session's context in tokens, at most the model's max_seq_len\n"
     "                      (default: the model's; with --chat, at most 4096)\n"
@@ -91,6 +92,7 @@ typedef struct args {
     dintattn_weights weights;
     dintattn_kernels kernels;
     dintattn_precision precision;
+    dintattn_kv_type kv;
     unsigned long long seed;  /* with has_seed */
     dintattn_sampler_options sampling;
 } args;
@@ -162,6 +164,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "-n")) bad = parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
         else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
         else if (!strcmp(f, "--top-k")) bad = parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
@@ -401,6 +404,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
     so.n_threads = a->threads;
     so.kernels = a->kernels;
     so.precision = a->precision;
+    so.kv = a->kv;
     so.n_ctx = n_ctx;
     a->sampling.seed = a->has_seed ? a->seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) || dintattn_sampler_new(V, &a->sampling, &sampler, &err)) {
@@ -666,6 +670,7 @@ int main(int argc, char **argv)
     so.n_threads = a.threads;
     so.kernels = a.kernels;
     so.precision = a.precision;
+    so.kv = a.kv;
     so.n_ctx = a.n < n_ctx - n_ids ? n_ids + a.n : n_ctx; /* room for the prompt and -n tokens */
     a.sampling.seed = a.has_seed ? a.seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) ||

@@ -2,7 +2,7 @@
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
                        [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
-                       [--kernels auto|portable|avx2|avx512]
+                       [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
    [N, vocab_size]. Default: one prefill of all ids; --decode: one token at a time; --chunk K:
@@ -74,7 +74,8 @@ int main(int argc, char **argv)
     memset(&lo, 0, sizeof lo);
     if (argc < 4)
         return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512]");
+                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512] "
+                   "[--kv f32|bf16|q8]");
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
@@ -85,6 +86,8 @@ int main(int argc, char **argv)
             if (dintattn_weights_parse(argv[++i], &lo.weights, &err)) return die(err.message);
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return die(err.message);
+        } else if (strcmp(argv[i], "--kv") == 0 && i + 1 < argc) {
+            if (dintattn_kv_parse(argv[++i], &so.kv, &err)) return die(err.message);
         } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
             kernels_from = argv[i++], kernels = argv[i];
         } else {

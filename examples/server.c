@@ -2,7 +2,7 @@
 
        examples/server [MODEL] [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads T] [--timeout S]
                        [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
-                       [--kernels auto|portable|avx2|avx512]
+                       [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
 
    Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true sends
    server-sent events). Requests are served one at a time by a single-threaded accept loop, and
@@ -52,6 +52,7 @@ static const char *usage =
     "                   or fast (also BF16 weights multiply bf16 activations)\n"
     "  --kernels K      the highest kernel level: auto, portable, avx2 or avx512\n"
     "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
+    "  --kv T           the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  -h, --help       this text\n";
 
 static volatile sig_atomic_t stop_flag;
@@ -598,6 +599,7 @@ int main(int argc, char **argv)
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(v, &lo.weights, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = v, &so.kernels, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(v, &so.precision, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(v, &so.kv, NULL) != DINTATTN_OK;
         else {
             fprintf(stderr, "server: unknown option %s (see --help)\n", f);
             return 1;

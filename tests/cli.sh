@@ -67,6 +67,7 @@ expect_error "bad --threads" $fx/$name.safetensors 1,2 "$tmp/o.bin" --threads x
 expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q3
 expect_error "bad --kernels" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels sse2
 expect_error "bad --precision" $fx/$name.safetensors 1,2 "$tmp/o.bin" --precision fast1
+expect_error "bad --kv" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kv q4
 expect_error "--kernels without a value" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels
 expect_error "unknown flag" $fx/$name.safetensors 1,2 "$tmp/o.bin" --frobnicate
 expect_error "unwritable output" $fx/$name.safetensors 1,2 "$tmp/no/such/dir/o.bin"
@@ -95,24 +96,26 @@ expect_error "tokenize: bad ids" --ranks $toy --decode 1,x
 expect_error "tokenize: id not a token" --ranks $toy --decode 99999999
 expect_error "tokenize: missing file" --ranks $toy -f "$tmp/none.txt"
 
-# bench: its usage errors, and one short run with --weights q4 --precision exact (a run pages in
+# bench: its usage errors, and one short run with --weights q4 --precision exact --kv q8 (a run pages in
 # and reads a 1 GiB buffer to measure the bandwidth and spends about a second in its register-only
 # peaks: a few seconds, so only one)
 if [ -x "$bench" ]; then
     "$bench" --help >"$tmp/help" 2>&1 && grep -q -- "--kernels" "$tmp/help" && grep -q -- "--weights" "$tmp/help" &&
         grep -q -- "--precision auto|exact" "$tmp/help" && grep -q "q4" "$tmp/help" && ok || bad "bench --help"
-    if "$bench" models/dint-kjv.safetensors --prompt 8 --gen 4 --weights q4 --precision exact --json >"$tmp/bench.json" 2>"$tmp/bench.err" &&
+    if "$bench" models/dint-kjv.safetensors --prompt 8 --gen 4 --weights q4 --precision exact --kv q8 --json >"$tmp/bench.json" 2>"$tmp/bench.err" &&
         grep -q '"weights": "q4"' "$tmp/bench.json" && grep -q '"precision": "exact"' "$tmp/bench.json" &&
+        grep -q '"kv": "q8"' "$tmp/bench.json" &&
         grep -q '"peak_f32_gflop_s": [0-9]' "$tmp/bench.json" && grep -q '"quality_reference": "f32"' "$tmp/bench.json"; then
         ok
     else
-        bad "bench --weights q4 --precision exact"; cat "$tmp/bench.err"
+        bad "bench --weights q4 --precision exact --kv q8"; cat "$tmp/bench.err"
     fi
     bin=$bench
     expect_error "bench: bad --weights" $fx/$name.safetensors --weights q3
     expect_error "bench: bad --precision" $fx/$name.safetensors --precision bogus
     grep -q "precision.*auto.*exact.*bogus" "$tmp/err" && ok || bad "bench --precision bogus: unclear message: $(cat "$tmp/err")"
     expect_error "bench: --precision without a value" $fx/$name.safetensors --precision
+    expect_error "bench: bad --kv" $fx/$name.safetensors --kv int4
     expect_error "bench: bad --kernels" $fx/$name.safetensors --kernels sse2
     expect_error "bench: --kernels without a value" $fx/$name.safetensors --kernels
     export DINTATTN_KERNELS=sse2
