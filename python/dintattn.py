@@ -91,6 +91,8 @@ _ENUMS = {"attention": ("standard", "diff", "dint"), "integral": ("softmax", "me
           "ffn_act": ("silu", "polynorm"), "lambda_mode": ("reparam", "token_sigmoid")}
 _BOOLS = ("head_norm", "tie_embeddings", "shared_k", "ffn_bias")
 _ROPE_SCALING = ("none", "linear", "llama3", "yarn")
+_ROPE_SCALING_FIELDS = ((), ("factor",), ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+                        ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor"))
 
 
 class _Config(ctypes.Structure):
@@ -307,7 +309,9 @@ class Model(_Handle):
         cfg.update({k: names[getattr(c, k)] for k, names in _ENUMS.items()})
         rs = c.rope_scaling
         cfg["rope_scaling"] = None if rs.type == 0 else dict(
-            {k: getattr(rs, k) for k, _ in _RopeScaling._fields_[1:]}, type=_ROPE_SCALING[rs.type], truncate=bool(rs.truncate))
+            {k: getattr(rs, k) for k in _ROPE_SCALING_FIELDS[rs.type]}, type=_ROPE_SCALING[rs.type])
+        if rs.type == _ROPE_SCALING.index("yarn"):
+            cfg["rope_scaling"]["truncate"] = bool(rs.truncate)
         self.config = cfg
         self.vocab_size = cfg.vocab_size
 
@@ -555,7 +559,10 @@ class Session(_Handle):
             sampler.accept(t)
         utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         for token in self.generate_ids(ids, max_tokens, sampler, tok):
-            piece = utf8.decode(tok.token_bytes(token))
+            try:
+                piece = utf8.decode(tok.token_bytes(token))
+            except DintattnError:  # an id of the model's vocabulary the tokenizer lacks: no text
+                continue
             if piece:
                 yield piece
         tail = utf8.decode(b"", final=True)  # bytes of a character that never completed: U+FFFD
