@@ -106,6 +106,7 @@ check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate
 # Only the dintattn_* API is exported: everything else in the header is static.
 # `make install PREFIX=... [DESTDIR=...]` installs the header, the library, dintattn.pc and
 # python/dintattn.py (told where the library went); `make uninstall` removes them.
+# `make check-python` runs tests/python with Debian's python3 and python3-numpy (not in `check`).
 VERSION    := $(shell sed -n 's/^\#define DINTATTN_VERSION "\(.*\)"/\1/p' dintattn.h)
 SONAME     := libdintattn.so.$(firstword $(subst ., ,$(VERSION)))
 PREFIX     ?= /usr/local
@@ -118,7 +119,7 @@ PYTHONDIR  ?= $(shell $(PYTHON) -c 'import site, sys, sysconfig; p = "$(PREFIX)"
                 print(([d for d in site.getsitepackages() if d.startswith(p)] + \
                        [sysconfig.get_path("purelib", "posix_prefix", {"base": p[:-1]})])[0])')
 
-.PHONY: lib install uninstall FORCE
+.PHONY: lib install uninstall check-python FORCE
 lib: $(BUILD)/libdintattn.so $(BUILD)/dintattn.pc
 
 $(BUILD)/libdintattn.so.$(VERSION): dintattn.h
@@ -151,3 +152,6 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdintattn.so \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/dintattn.pc $(DESTDIR)$(PYTHONDIR)/dintattn.py
 
+# The bindings against the fixtures' reference logits and against examples/tokenize and generate.
+check-python: lib $(BUILD)/tokenize $(BUILD)/generate
+	DINTATTN_LIB=$(BUILD)/libdintattn.so DINTATTN_BUILD=$(BUILD) $(PYTHON) tests/python/test_dintattn.py
