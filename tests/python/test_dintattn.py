@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -105,6 +106,28 @@ class ReferenceLogits(unittest.TestCase):
                 # the last token's logits alone are the last row
                 sess.reset()
                 self.assertLessEqual(rel_error(sess.prefill(ids), ref[-1]), TOL_REFERENCE)
+
+    def test_sessions_on_python_threads_match_serial(self):
+        """One model, a session per Python thread (calls release the GIL): the logits of serial runs."""
+        jobs = FIXTURE_LIST[:4]
+        models = [dintattn.Model(fixture(name)) for name, _ in jobs]
+        serial = [dintattn.Session(m).prefill(ids, all_logits=True) for m, (_, ids) in zip(models, jobs)]
+        got = [None] * (2 * len(jobs))
+
+        def work(k):
+            m, (_, ids) = models[k % len(jobs)], jobs[k % len(jobs)]
+            sess = dintattn.Session(m, n_threads=2)
+            got[k] = np.stack([sess.decode(t) for t in ids]) if k >= len(jobs) else sess.prefill(ids, all_logits=True)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(got))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for k, logits in enumerate(got):
+            self.assertLessEqual(rel_error(logits, serial[k % len(jobs)]), 1e-5, jobs[k % len(jobs)][0])
+            if k < len(jobs):
+                self.assertTrue(np.array_equal(logits, serial[k]))  # the same calls: the same bits
 
     def test_token_ids_of_any_integer_type(self):
         name, ids = FIXTURE_LIST[0]
