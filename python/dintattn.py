@@ -91,6 +91,7 @@ _ENUMS = {"attention": ("standard", "diff", "dint"), "integral": ("softmax", "me
           "ffn_act": ("silu", "polynorm"), "lambda_mode": ("reparam", "token_sigmoid")}
 _BOOLS = ("head_norm", "tie_embeddings", "shared_k", "ffn_bias")
 _ROPE_SCALING = ("none", "linear", "llama3", "yarn")
+_QK_FORMS = ("auto", "factored", "merged")  # dintattn_qk_form
 _ROPE_SCALING_FIELDS = ((), ("factor",), ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
                         ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor"))
 
@@ -295,8 +296,11 @@ class Model(_Handle):
 
     def __init__(self, path, weights="file", qk_form="auto", check_finite=False, progress=False):
         super().__init__()
-        self.path, self._children, self._tokenizer = os.fspath(path), weakref.WeakSet(), None
-        opt = _LoadOptions(("auto", "factored", "merged").index(qk_form), _parse("weights", weights), bool(check_finite))
+        self._children, self._tokenizer = weakref.WeakSet(), None  # sessions and tokenizers made from it
+        self.path = os.fspath(path)
+        if qk_form not in _QK_FORMS:
+            raise DintattnError(ERR_ARG, "qk_form must be auto, factored or merged, not %r" % (qk_form,))
+        opt = _LoadOptions(_QK_FORMS.index(qk_form), _parse("weights", weights), bool(check_finite))
         if progress is True:  # the library's own: "dintattn: converting weights, N%" on stderr
             opt.progress = ctypes.cast(_lib.dintattn_progress_stderr, _PROGRESS)
             opt.progress_user = ctypes.addressof(_PROGRESS_LABEL)
