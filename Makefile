@@ -1,5 +1,6 @@
 # dintattn: `make` builds the examples, `make check` runs the test suite,
-# `make check-sanitize` runs it again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# `make check-sanitize` runs it again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# `make lib` builds the shared library the Python bindings load (see the end of this file).
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
@@ -98,3 +99,59 @@ check-server: $(BUILD)/server
 
 check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate
 	sh tests/valgrind.sh $(BUILD)
+
+# --- Shared library, pkg-config and Python bindings (issue 14) ------------------------------
+# `make lib` compiles dintattn.h's implementation into $(BUILD)/libdintattn.so.VERSION (soname
+# libdintattn.so.MAJOR, with both names as symlinks) and writes $(BUILD)/dintattn.pc for PREFIX.
+# Only the dintattn_* API is exported: everything else in the header is static.
+# `make install PREFIX=... [DESTDIR=...]` installs the header, the library, dintattn.pc and
+# python/dintattn.py (told where the library went); `make uninstall` removes them.
+# `make check-python` runs tests/python with Debian's python3 and python3-numpy (not in `check`).
+VERSION    := $(shell sed -n 's/^\#define DINTATTN_VERSION "\(.*\)"/\1/p' dintattn.h)
+SONAME     := libdintattn.so.$(firstword $(subst ., ,$(VERSION)))
+PREFIX     ?= /usr/local
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR     ?= $(PREFIX)/lib
+PYTHON     ?= /usr/bin/python3
+# where PYTHON looks for modules under PREFIX (Debian: PREFIX/lib/python3.X/dist-packages), else
+# PREFIX's site-packages (then put it on PYTHONPATH)
+PYTHONDIR  ?= $(shell $(PYTHON) -c 'import site, sys, sysconfig; p = "$(PREFIX)".rstrip("/") + "/"; \
+                print(([d for d in site.getsitepackages() if d.startswith(p)] + \
+                       [sysconfig.get_path("purelib", "posix_prefix", {"base": p[:-1]})])[0])')
+
+.PHONY: lib install uninstall check-python FORCE
+lib: $(BUILD)/libdintattn.so $(BUILD)/dintattn.pc
+
+$(BUILD)/libdintattn.so.$(VERSION): dintattn.h
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -Wl,-soname,$(SONAME) -DDINTATTN_IMPLEMENTATION -o $@ -x c dintattn.h -x none $(LDLIBS)
+
+$(BUILD)/libdintattn.so: $(BUILD)/libdintattn.so.$(VERSION)
+	ln -sf libdintattn.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf libdintattn.so.$(VERSION) $@
+
+# rewritten every time: it carries PREFIX, which may differ from the last run's
+$(BUILD)/dintattn.pc: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(INCLUDEDIR)' 'libdir=$(LIBDIR)' '' 'Name: dintattn' \
+	    'Description: differential-attention (DIFF, DINT) decoder LLM inference on a CPU' \
+	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldintattn' \
+	    'Libs.private: -lopenblas -lm -lpthread' >$@
+
+install: lib
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PYTHONDIR)
+	install -m 644 dintattn.h $(DESTDIR)$(INCLUDEDIR)/dintattn.h
+	install -m 755 $(BUILD)/libdintattn.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdintattn.so.$(VERSION)
+	ln -sf libdintattn.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf libdintattn.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdintattn.so
+	install -m 644 $(BUILD)/dintattn.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dintattn.pc
+	sed 's|^_INSTALLED_LIBDIR = None|_INSTALLED_LIBDIR = "$(LIBDIR)"|' python/dintattn.py >$(DESTDIR)$(PYTHONDIR)/dintattn.py
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/dintattn.h $(DESTDIR)$(LIBDIR)/libdintattn.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdintattn.so \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/dintattn.pc $(DESTDIR)$(PYTHONDIR)/dintattn.py
+
+# The bindings against the fixtures' reference logits and against examples/tokenize and generate.
+check-python: lib $(BUILD)/tokenize $(BUILD)/generate
+	DINTATTN_LIB=$(BUILD)/libdintattn.so DINTATTN_BUILD=$(BUILD) $(PYTHON) tests/python/test_dintattn.py
