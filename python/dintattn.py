@@ -115,7 +115,8 @@ class _LoadOptions(ctypes.Structure):
 
 
 class _SessionOptions(ctypes.Structure):
-    _fields_ = [("n_ctx", c_int), ("n_batch", c_int), ("n_threads", c_int), ("kernels", c_int), ("precision", c_int)]
+    _fields_ = [("n_ctx", c_int), ("n_batch", c_int), ("n_threads", c_int), ("kernels", c_int), ("precision", c_int),
+                ("kv", c_int)]
 
 
 class _SamplerOptions(ctypes.Structure):
@@ -154,6 +155,10 @@ _SIGNATURES = {
     "precision_name": (c_char_p, [c_int]),
     "precision_parse": (c_int, [c_char_p, _int_p, _err_p]),
     "session_precision": (c_int, [c_void_p]),
+    "kv_name": (c_char_p, [c_int]),
+    "kv_parse": (c_int, [c_char_p, _int_p, _err_p]),
+    "session_kv": (c_int, [c_void_p]),
+    "session_kv_bytes": (c_double, [c_void_p, c_int]),
     "session_new": (c_int, [c_void_p, _P(_SessionOptions), _pp, _err_p]),
     "session_free": (None, [c_void_p]),
     "session_reset": (None, [c_void_p]),
@@ -486,13 +491,15 @@ class Sampler(_Handle):
 class Session(_Handle):
     """A model's running state (KV cache, DINT's S, scratch), sized once for n_ctx tokens (0: the
     model's max_seq_len). n_threads runs decode's rows and heads; precision "auto"|"exact"|"fast";
-    kernels "auto"|"portable"|"avx2"|"avx512". One thread at a time."""
+    kernels "auto"|"portable"|"avx2"|"avx512"; kv, the cache's type, "f32"|"bf16"|"q8". One
+    thread at a time."""
     _free = "dintattn_session_free"
 
-    def __init__(self, model, n_ctx=0, n_threads=1, n_batch=0, precision="auto", kernels="auto"):
+    def __init__(self, model, n_ctx=0, n_threads=1, n_batch=0, precision="auto", kernels="auto", kv="f32"):
         super().__init__()
         self.model, self._capture = model, None
-        opt = _SessionOptions(n_ctx, n_batch, n_threads, _parse("kernels", kernels), _parse("precision", precision))
+        opt = _SessionOptions(n_ctx, n_batch, n_threads, _parse("kernels", kernels), _parse("precision", precision),
+                              _parse("kv", kv))
         _call(_lib.dintattn_session_new, model._h, ctypes.byref(opt), ctypes.byref(self._p))
         model._children.add(self)
 
@@ -501,6 +508,11 @@ class Session(_Handle):
     bytes = property(lambda self: _lib.dintattn_session_bytes(self._h), doc="memory allocated at creation")
     kernels = property(lambda self: _lib.dintattn_kernels_name(_lib.dintattn_session_kernels(self._h)).decode())
     precision = property(lambda self: _lib.dintattn_precision_name(_lib.dintattn_session_precision(self._h)).decode())
+    kv = property(lambda self: _lib.dintattn_kv_name(_lib.dintattn_session_kv(self._h)).decode())
+
+    def kv_bytes(self, n_tokens):
+        """Bytes n_tokens positions hold in this session's cache (and DINT's S)."""
+        return _lib.dintattn_session_kv_bytes(self._h, int(n_tokens))
 
     def reset(self):
         """Forgets every token: the next one is at position 0."""

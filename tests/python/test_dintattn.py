@@ -107,6 +107,26 @@ class ReferenceLogits(unittest.TestCase):
                 sess.reset()
                 self.assertLessEqual(rel_error(sess.prefill(ids), ref[-1]), TOL_REFERENCE)
 
+    def test_kv_cache_types_match_reference(self):
+        """Session(kv="bf16" / "q8") against the reference rounding keys and values the same way
+        (NAME.kvbf16.logits, .kvq8.logits; test_engine's TOL_KV), and the cache's bytes."""
+        with open(os.path.join(FIXTURES, "converted.txt")) as f:
+            conv = [(n, [int(i) for i in ids.split(",")]) for n, ids in (line.split() for line in f if line.strip())]
+        self.assertGreaterEqual(len(conv), 4)
+        for name, ids in conv:
+            model = dintattn.Model(fixture(name))
+            f32 = dintattn.Session(model, n_ctx=len(ids))
+            for kv, elem in (("bf16", 2), ("q8", 1)):
+                with self.subTest(fixture=name, kv=kv):
+                    ref = np.fromfile(os.path.join(FIXTURES, "%s.kv%s.logits" % (name, kv)), dtype="<f4")
+                    sess = dintattn.Session(model, precision="exact", kv=kv, n_ctx=len(ids))
+                    self.assertEqual(sess.kv, kv)
+                    got = sess.prefill(ids, all_logits=True)
+                    self.assertLessEqual(rel_error(got, ref.reshape(got.shape)), 1e-4)
+                    self.assertLess(sess.kv_bytes(100), f32.kv_bytes(100) * (elem + 1) / 4)
+        with self.assertRaises(dintattn.DintattnError):
+            dintattn.Session(model, kv="q4")
+
     def test_sessions_on_python_threads_match_serial(self):
         """One model, a session per Python thread (calls release the GIL): the logits of serial runs."""
         jobs = FIXTURE_LIST[:4]
