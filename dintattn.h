@@ -4044,9 +4044,12 @@ static const float *dintattn__cache_rows(const dintattn__kernels *k, const dinta
 }
 
 /* Rows of keys or values attention converts at a time from a BF16 / Q8 cache: in decode, a tile
-   that stays in L1; in prefill, a tile that keeps sgemm efficient. */
+   that stays in L1; in prefill, a tile that keeps sgemm as efficient as on the f32 cache (one
+   call per 4096 keys; at 512 prefill ran at half the f32 cache's speed at 4K context). */
 #define DINTATTN__KV_TILE 64
-#define DINTATTN__KV_PTILE 512
+#ifndef DINTATTN__KV_PTILE
+#define DINTATTN__KV_PTILE 4096
+#endif
 
 /* Decode jobs reading fewer bytes than this run on the calling thread alone (a hand-off costs more
    than a second thread saves). The tests define it as 0 so that every job uses the pool. */
@@ -4108,7 +4111,35 @@ typedef struct dintattn__kv_read {
     const dintattn__kernels *k;
     int l, width, tile;
     float *buf, *o_tile;
+    dintattn__pool *pool;                   /* prefill: converts its tiles on the session's threads */
 } dintattn__kv_read;
+
+/* A tile's conversion shared out on the pool, DINTATTN__KV_SPLIT rows a unit. */
+#define DINTATTN__KV_SPLIT 256
+typedef struct dintattn__kv_convert {
+    const dintattn__kv_read *rd;
+    const dintattn__cache *kv;
+    int h, j0, n;
+} dintattn__kv_convert;
+
+static void dintattn__kv_convert_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__kv_convert *c = (const dintattn__kv_convert *)ctx;
+    const int r0 = (int)unit * DINTATTN__KV_SPLIT, n = c->n - r0 < DINTATTN__KV_SPLIT ? c->n - r0 : DINTATTN__KV_SPLIT;
+    (void)tid;
+    dintattn__cache_rows(c->rd->k, c->kv, c->rd->l, c->h, c->j0 + r0, n, c->rd->buf + (size_t)r0 * c->kv->width);
+}
+
+/* Rows [j0, j0 + n) of head h in f32 (dintattn__cache_rows), converted on rd's pool if it has one. */
+static const float *dintattn__kv_tile(const dintattn__kv_read *rd, const dintattn__cache *kv, int h, int j0, int n)
+{
+    dintattn__kv_convert c;
+    if (kv->type == DINTATTN_KV_F32 || !rd->pool || n <= DINTATTN__KV_SPLIT)
+        return dintattn__cache_rows(rd->k, kv, rd->l, h, j0, n, rd->buf);
+    c.rd = rd, c.kv = kv, c.h = h, c.j0 = j0, c.n = n;
+    dintattn__pool_run(rd->pool, (n + DINTATTN__KV_SPLIT - 1) / DINTATTN__KV_SPLIT, dintattn__kv_convert_unit, &c);
+    return rd->buf;
+}
 
 /* A[t][j] = (Q[t] . K[j]) * s for nb queries (rows ldq apart, rows of A `width` apart) and the
    `width` keys of head h: by the kernel for one query (decode), by sgemm for a block (prefill). */
@@ -4119,7 +4150,7 @@ static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__
     int j0;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
-        const float *K = dintattn__cache_rows(rd->k, kv, rd->l, h, j0, n, rd->buf);
+        const float *K = dintattn__kv_tile(rd, kv, h, j0, n);
         if (nb == 1) rd->k->scores(A + j0, Q, K, n, d, s);
         else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, d, s, Q, ldq, K, d, 0.0f, A + j0, rd->width);
     }
@@ -4133,7 +4164,7 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
     int j0, c;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
-        const float *V = dintattn__cache_rows(rd->k, kv, rd->l, h, j0, n, rd->buf);
+        const float *V = dintattn__kv_tile(rd, kv, h, j0, n);
         if (nb > 1)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, dv, n, 1.0f, W + j0, rd->width, V, dv,
                         j0 ? 1.0f : 0.0f, O, ldo);
@@ -4216,13 +4247,14 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
     int i, t;
     rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt, rd.o_tile = kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv);
     rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
+    rd.pool = ch->n > 1 ? &s->pool : NULL; /* decode runs on the pool's threads already */
     if (c->attention != DINTATTN_ATTN_STANDARD) { /* A2 = softmax(q2 k2^T s) */
         const int q2h = dintattn__head_of(h0, c->n_q2_heads, H), k2h = dintattn__head_of(h0, c->n_k2_heads, H);
         const float *q2 = s->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d, *q1 = s->q1 + ((size_t)t0 * H + h0) * d;
         int j0;
         for (j0 = 0; fused && j0 < width; j0 += rd.tile) {
             const int n = width - j0 < rd.tile ? width - j0 : rd.tile;
-            k->scores2(A1 + j0, A2 + j0, q1, q2, dintattn__cache_rows(k, &s->k2, l, k2h, j0, n, kvt), n, d, scale);
+            k->scores2(A1 + j0, A2 + j0, q1, q2, dintattn__kv_tile(&rd, &s->k2, k2h, j0, n), n, d, scale);
         }
         if (!fused) dintattn__scores_block(&rd, &s->k2, k2h, A2, q2, c->n_q2_heads * d, nb, scale);
         for (t = 0; t < nb; t++) k->softmax(A2 + (size_t)t * width, width - nb + t + 1);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
+#define DINTATTN__KV_PTILE 200 /* prefill reads a rounded KV cache in several tiles on short prompts */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "test_util.h"
@@ -763,6 +764,7 @@ static void test_kv_tiles_read_the_cache(void **state)
         for (i = 0; i < NB * D; i++) Q[i] = (float)cos(0.7 * i);
         for (i = 0; i < NB * width; i++) Wt[i] = (float)cos(0.11 * i) / width;
         for (nb = 1; nb <= NB; nb += NB - 1) {
+            memset(&rd, 0, sizeof rd); /* no pool: converted on this thread */
             rd.k = k, rd.l = 0, rd.width = width, rd.buf = buf, rd.o_tile = buf + (size_t)DINTATTN__KV_TILE * D;
             rd.tile = nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
             dintattn__scores_block(&rd, &c, 1, A, Q, D, nb, 0.5f);
