@@ -32,8 +32,8 @@
 
    Threads: a model and a tokenizer are read-only once loaded and may be shared by any number of
    threads; a session (KV cache, DINT integral state S, scratch) and a sampler belong to one
-   thread at a time. A session runs its own n_threads pool in decode; its attention hook runs on
-   those threads, for different heads at once (in prefill, on the calling thread). A session
+   thread at a time. A session runs its own n_threads pool in decode; while an attention hook or
+   inspection is installed, attention runs on the calling thread, which calls them. A session
    allocates all its memory when created (dintattn_session_bytes) and nothing per token.
    Kernels: a session runs AVX-512F, AVX2 + FMA + F16C or portable C loops, the best the CPU has
    up to dintattn_session_options.kernels (chosen once, at creation).
@@ -223,9 +223,42 @@ typedef struct dintattn_model dintattn_model;
 typedef struct dintattn_session dintattn_session;
 
 /* Called with the final attention weights W[n, 0..n] of one signal head at query position
-   `pos` (n_keys = pos + 1), after A1, A2 and the integral are combined. For tests and tools. */
+   `pos` (n_keys = pos + 1), after A1, A2 and the integral are combined. For tests and tools
+   (dintattn_session_inspect shows every term of the row). */
 typedef void (*dintattn_attn_hook)(void *user, int layer, int head, int pos,
                                    const float *w, int n_keys);
+
+/* One attention row of signal head `head` of layer `layer` at query position `pos`, over its
+   n_keys = pos + 1 keys, as SPEC.md section 1 forms it (valid during the call only). */
+typedef struct dintattn_attn_row {
+    int layer, head, pos, n_keys;
+    float lambda;      /* the row's lambda (per layer, or the token's with token lambda); 0: standard */
+    const float *A1;   /* softmax(q1 k1^T / sqrt(d)) */
+    const float *A2;   /* softmax(q2 k2^T / sqrt(d)) of the head's noise map; NULL for standard */
+    const float *integral; /* DINT's I (causal softmax of G, or G itself); else NULL. Not named I:
+                              <complex.h>, which OpenBLAS's header includes, defines I */
+    const float *W;    /* the final weights: A1; A1 - lambda A2; A1 - lambda A2 + lambda I */
+} dintattn_attn_row;
+
+/* What dintattn_session_inspect shows: the rows of the chosen layers, heads and query positions,
+   during prefill and decode, one call each, in order (layer, then head, then position within a
+   prefill block of queries), on the calling thread. */
+typedef struct dintattn_inspect {
+    void (*row)(void *user, const dintattn_attn_row *row);
+    void *user;
+    const unsigned char *layers; /* n_layers flags (nonzero: shown), or NULL for every layer */
+    const unsigned char *heads;  /* n_heads flags, or NULL for every head */
+    int pos_from, pos_to;        /* query positions [pos_from, pos_to); pos_to <= 0: no end */
+} dintattn_inspect;
+
+/* Summaries of one attention row w[0..n) (usually W): its sum (1 for standard and DINT rows),
+   the sum and the share of its negative weights (DIFF's and DINT's negative attention), the
+   entropy in nats of p = |w| / sum |w|, and its mass on the key spans [spans[2k], spans[2k+1])
+   (e.g. an answer's tokens: "attention to the answer") and elsewhere ("attention noise"). Spans
+   are clipped to [0, n); overlapping spans count once. */
+typedef struct dintattn_attn_stats {
+    double sum, neg_sum, neg_share, entropy, span_mass, rest_mass;
+} dintattn_attn_stats;
 
 /* A progress callback for dintattn_load_options: "\r<user, a label>: converting weights, N%" on
    stderr, at most once per percent, and a newline at the end; silent for files under 1 GB. */
@@ -311,6 +344,14 @@ DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s
 /* Installs (or, with NULL, removes) a hook that sees every final attention row. */
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *sess, dintattn_attn_hook hook,
                                                  void *user);
+/* Shows the session's attention rows to insp->row (see dintattn_inspect; copied: the flag
+   arrays must live while it is installed); NULL (or a NULL row) removes it. Off, it costs a test
+   per row. DINTATTN_ERR_ARG for a negative position range. */
+DINTATTN_API dintattn_result dintattn_session_inspect(dintattn_session *sess, const dintattn_inspect *insp,
+                                                      dintattn_error *err);
+/* Fills *out with the summaries of row w[0..n) (see dintattn_attn_stats); spans may be NULL. */
+DINTATTN_API void dintattn_attn_stats_of(const float *w, int n, const int *spans, int n_spans,
+                                         dintattn_attn_stats *out);
 
 /* Runs n >= 1 tokens after those the session holds. If logits is not NULL it receives the logits
    of every token ([n, vocab_size], all_logits != 0) or of the last one ([vocab_size]).
@@ -4096,6 +4137,8 @@ struct dintattn_session {
     dintattn__pool pool;
     dintattn_attn_hook hook;
     void *hook_user;
+    dintattn_inspect insp;                  /* insp.row NULL: off */
+    float *I_row;                           /* [n_ctx]: DINT's I of an inspected row */
 };
 
 static double *dintattn__S_row(const dintattn_session *s, int l, int i)
@@ -4181,7 +4224,7 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
    scores (softmaxed here, in place) and the noise map A2 (softmaxed by the caller, once for the
    heads that share it). S is the head's running column sum of A1 (DINT). */
 static void dintattn__head_weights(const dintattn__kernels *k, const dintattn_config *c, float lambda, double *S,
-                                   float *A1, const float *A2, float *W, int nk)
+                                   float *A1, const float *A2, float *W, int nk, float *I_out)
 {
     int j;
     k->softmax(A1, nk); /* A1 = softmax(q1 k1^T s) */
@@ -4195,9 +4238,17 @@ static void dintattn__head_weights(const dintattn__kernels *k, const dintattn_co
     case DINTATTN_ATTN_DINT: /* W = A1 - lambda A2 + lambda I */
         k->integral(S, A1, nk, W);                                 /* S += A1[n, :]; G = S / (n + 1) */
         if (c->integral == DINTATTN_INTEGRAL_SOFTMAX) k->softmax(W, nk); /* I = causal softmax(G), or G */
+        if (I_out) memcpy(I_out, W, sizeof(float) * (size_t)nk);
         for (j = 0; j < nk; j++) W[j] = A1[j] - lambda * A2[j] + lambda * W[j];
         break;
     }
+}
+
+/* Whether dintattn_session_inspect shows head i of layer l at query position pos. */
+static int dintattn__inspected(const dintattn_inspect *in, int l, int i, int pos)
+{
+    return (!in->layers || in->layers[l]) && (!in->heads || in->heads[i]) && pos >= in->pos_from &&
+           (in->pos_to <= 0 || pos < in->pos_to);
 }
 
 /* HeadNorm and head scale of one head's output (SPEC.md section 1). */
@@ -4267,9 +4318,18 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
             const int nk = width - nb + t + 1, pos = nk - 1;
             const float lambda = s->lambda_rows ? s->lambda_rows[(size_t)(t0 + t) * H + i] : (float)L->lambda;
             float *w = W + (size_t)t * width;
+            const int shown = s->insp.row && dintattn__inspected(&s->insp, l, i, pos);
             dintattn__head_weights(k, c, lambda, s->S ? dintattn__S_row(s, l, i) : NULL, A1 + (size_t)t * width,
-                                   A2 + (size_t)t * width, w, nk);
+                                   A2 + (size_t)t * width, w, nk, shown ? s->I_row : NULL);
             if (s->hook) s->hook(s->hook_user, l, i, pos, w, nk);
+            if (shown) {
+                dintattn_attn_row r;
+                const int diff = c->attention != DINTATTN_ATTN_STANDARD;
+                r.layer = l, r.head = i, r.pos = pos, r.n_keys = nk, r.lambda = diff ? lambda : 0.0f;
+                r.A1 = A1 + (size_t)t * width, r.A2 = diff ? A2 + (size_t)t * width : NULL, r.W = w;
+                r.integral = c->attention == DINTATTN_ATTN_DINT ? s->I_row : NULL;
+                s->insp.row(s->insp.user, &r);
+            }
             memset(w + nk, 0, sizeof(float) * (size_t)(width - nk)); /* the future: for the block's W @ V */
         }
         dintattn__wv_block(&rd, &s->v, dintattn__head_of(i, c->n_v_heads, H), s->att + ((size_t)t0 * H + i) * dv,
@@ -4302,7 +4362,9 @@ static void dintattn__attention(dintattn__chunk *ch)
         kv[0] = &s->k1, kv[1] = &s->k2, kv[2] = &s->v;
         for (c = 0; c < 3; c++)
             bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
-        dintattn__pool_run(bytes < dintattn__solo_bytes ? NULL : &s->pool, m->n_noise_runs, dintattn__attend_unit, ch);
+        /* hooks and inspection see their rows on the calling thread, in order */
+        dintattn__pool_run(bytes < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &s->pool, m->n_noise_runs,
+                           dintattn__attend_unit, ch);
         return;
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
@@ -4371,6 +4433,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         s->kvt_ld = s->k1.type == DINTATTN_KV_F32 ? 0 : (size_t)(DINTATTN__KV_TILE + 1) * (d > dv ? d : dv);
         DINTATTN__CARVE(s->kvt, float, dintattn__mul((size_t)s->n_threads, s->kvt_ld, overflow));
         DINTATTN__CARVE(s->k_row, float, d);
+        DINTATTN__CARVE(s->I_row, float, dint ? T : 0);
         DINTATTN__CARVE(s->kvp, float, s->kvt_ld && B > 1 ? (size_t)DINTATTN__KV_PTILE * (d > dv ? d : dv) : 0);
     }
     DINTATTN__CARVE(s->S, double, dint ? DINTATTN__MUL3(Lr, T, (size_t)c->n_heads) : 0);
@@ -4573,6 +4636,40 @@ DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *s) { return s
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s) { return s->k->level; }
 DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s) { return s->precision; }
 DINTATTN_API dintattn_kv_type dintattn_session_kv(const dintattn_session *s) { return s->k1.type; }
+
+DINTATTN_API dintattn_result dintattn_session_inspect(dintattn_session *s, const dintattn_inspect *insp,
+                                                      dintattn_error *err)
+{
+    if (!s) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_inspect: NULL session");
+    if (insp && insp->row && (insp->pos_from < 0 || insp->pos_to < 0))
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_inspect: positions [%d, %d) are negative",
+                              insp->pos_from, insp->pos_to);
+    if (insp && insp->row) s->insp = *insp;
+    else memset(&s->insp, 0, sizeof s->insp);
+    dintattn__ok(err);
+    return DINTATTN_OK;
+}
+
+DINTATTN_API void dintattn_attn_stats_of(const float *w, int n, const int *spans, int n_spans, dintattn_attn_stats *out)
+{
+    double abs_sum = 0;
+    int j, k, neg = 0;
+    memset(out, 0, sizeof *out);
+    for (j = 0; j < n; j++) {
+        int in = 0;
+        for (k = 0; k < n_spans && spans && !in; k++) in = j >= spans[2 * k] && j < spans[2 * k + 1];
+        out->sum += w[j];
+        abs_sum += fabs((double)w[j]);
+        if (w[j] < 0) out->neg_sum += w[j], neg++;
+        if (in) out->span_mass += w[j];
+        else out->rest_mass += w[j];
+    }
+    out->neg_share = n > 0 ? (double)neg / n : 0.0;
+    for (j = 0; j < n && abs_sum > 0; j++) {
+        const double p = fabs((double)w[j]) / abs_sum;
+        if (p > 0) out->entropy -= p * log(p);
+    }
+}
 
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_attn_hook hook, void *user)
 {

@@ -185,6 +185,18 @@ static dintattn_model *load_weights(const char *name, dintattn_weights w)
 }
 
 /* NAME + ext (.logits, .q8.logits, .bf16.logits), checked to hold N x vocab floats */
+/* The fixture (of manifest.txt or converted.txt) called name. */
+static const fixture *find_fixture(const char *name)
+{
+    int f;
+    for (f = 0; f < n_fx; f++)
+        if (!strcmp(fx[f].name, name)) return &fx[f];
+    for (f = 0; f < n_conv; f++)
+        if (!strcmp(conv[f].name, name)) return &conv[f];
+    fail_msg("no fixture %s", name);
+    return NULL;
+}
+
 static float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
 {
     char path[256];
@@ -822,6 +834,123 @@ static void test_dint_rows_sum_to_one(void **state)
     assert_true(models >= 5);
 }
 
+/* What dintattn_session_inspect saw: rows checked as they come, W kept per (layer, head, pos). */
+typedef struct inspected {
+    const dintattn_config *c;
+    int rows, order_ok, last_key;
+    double worst;          /* largest error of W against its terms, or of a softmax's sum */
+    float *W;              /* [n_layers][n_heads][n][n] */
+    int n;
+} inspected;
+
+static void inspect_row(void *user, const dintattn_attn_row *r)
+{
+    inspected *in = (inspected *)user;
+    const dintattn_config *c = in->c;
+    double s1 = 0, s2 = 0, sI = 0, e;
+    int j, key = (r->layer * c->n_heads + r->head) * in->n + r->pos;
+    in->rows++;
+    /* a decode call shows its rows in (layer, head) order */
+    if (in->last_key >= 0 && in->last_key % in->n == r->pos && key <= in->last_key) in->order_ok = 0;
+    in->last_key = key;
+    assert_int_equal(r->n_keys, r->pos + 1);
+    assert_true((r->A2 != NULL) == (c->attention != DINTATTN_ATTN_STANDARD));
+    assert_true((r->integral != NULL) == (c->attention == DINTATTN_ATTN_DINT));
+    for (j = 0; j < r->n_keys; j++) {
+        double want = r->A1[j];
+        s1 += r->A1[j];
+        if (r->A2) want -= (double)r->lambda * r->A2[j], s2 += r->A2[j];
+        if (r->integral) want += (double)r->lambda * r->integral[j], sI += r->integral[j];
+        e = fabs(want - r->W[j]);
+        if (e > in->worst) in->worst = e;
+        in->W[(size_t)key * in->n + j] = r->W[j];
+    }
+    e = fabs(s1 - 1) > fabs(r->A2 ? s2 - 1 : 0) ? fabs(s1 - 1) : fabs(s2 - 1);
+    if (r->A2 && e > in->worst) in->worst = e;
+    if (r->integral && c->integral == DINTATTN_INTEGRAL_SOFTMAX && fabs(sI - 1) > in->worst) in->worst = fabs(sI - 1);
+}
+
+/* Attention inspection: every row's W equals A1 - lambda A2 + lambda I from the terms it shows
+   (A1, A2 and a softmaxed I sum to 1), decode shows the rows prefill showed, the layer, head and
+   position filters choose exactly those rows, and the stats of a row equal sums done here. */
+static void test_attention_inspection(void **state)
+{
+    static const char *const names[] = {"dint_softmax_f32", "diff_3layer_depth_f32", "conv_standard_gqa_dv12_f32",
+                                        "conv_dint_grouped_gqa_f32"};
+    int k;
+    (void)state;
+    for (k = 0; k < 4; k++) {
+        dintattn_model *m = load_fixture(names[k], DINTATTN_QK_AUTO);
+        const dintattn_config *c = dintattn_model_config(m);
+        const fixture *f = find_fixture(names[k]);
+        const size_t cells = (size_t)c->n_layers * c->n_heads * f->n * f->n;
+        inspected a, b;
+        dintattn_inspect ins;
+        dintattn_session *s;
+        dintattn_error err;
+        unsigned char layers[64], heads[64];
+        int t;
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&ins, 0, sizeof ins);
+        a.c = b.c = c, a.n = b.n = f->n, a.order_ok = b.order_ok = 1, a.last_key = b.last_key = -1;
+        a.W = (float *)calloc(cells, sizeof(float)), b.W = (float *)calloc(cells, sizeof(float));
+        assert_true(a.W && b.W);
+        ins.row = inspect_row, ins.user = &a;
+        s = session(m, 0, 2);
+        assert_int_equal(dintattn_session_inspect(s, &ins, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(s, f->ids, f->n, NULL, 0, &err), DINTATTN_OK);
+        assert_int_equal(a.rows, c->n_layers * c->n_heads * f->n);
+        dintattn_session_free(s);
+        s = session(m, 0, 2); /* decode, two threads: the rows come from the calling thread */
+        ins.user = &b;
+        assert_int_equal(dintattn_session_inspect(s, &ins, &err), DINTATTN_OK);
+        for (t = 0; t < f->n; t++) assert_int_equal(dintattn_decode(s, f->ids[t], NULL, &err), DINTATTN_OK);
+        assert_int_equal(b.rows, a.rows);
+        assert_true(b.order_ok);
+        if (a.worst > 1e-5 || b.worst > 1e-5) fail_msg("%s: W against its terms: %.3g", names[k], a.worst + b.worst);
+        expect_close("decode's rows", names[k], b.W, a.W, cells, TOL_SELF);
+        /* filters: the last layer, head 1, positions [2, 5) */
+        memset(layers, 0, sizeof layers), memset(heads, 0, sizeof heads);
+        layers[c->n_layers - 1] = 1, heads[1] = 1;
+        ins.layers = layers, ins.heads = heads, ins.pos_from = 2, ins.pos_to = 5;
+        memset(b.W, 0, cells * sizeof(float)), b.rows = 0;
+        dintattn_session_reset(s);
+        assert_int_equal(dintattn_session_inspect(s, &ins, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(s, f->ids, f->n, NULL, 0, &err), DINTATTN_OK);
+        assert_int_equal(b.rows, 3);
+        for (t = 2; t < 5; t++) {
+            const size_t key = ((size_t)(c->n_layers - 1) * c->n_heads + 1) * f->n + t;
+            expect_close("filtered row", names[k], b.W + key * f->n, a.W + key * f->n, (size_t)t + 1, TOL_SELF);
+        }
+        /* off: no more rows */
+        assert_int_equal(dintattn_session_inspect(s, NULL, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_decode(s, f->ids[0], NULL, &err), DINTATTN_OK);
+        assert_int_equal(b.rows, 3);
+        ins.pos_from = -1;
+        assert_int_equal(dintattn_session_inspect(s, &ins, &err), DINTATTN_ERR_ARG);
+        { /* stats of the last position's row of layer 0, head 0, with a span [1, 3) */
+            const float *w = a.W + (size_t)(f->n - 1) * f->n;
+            const int spans[4] = {1, 3, 2, 4}, nk = f->n;
+            dintattn_attn_stats st;
+            double sum = 0, neg = 0, abs_sum = 0, span = 0, ent = 0;
+            int j, negs = 0;
+            for (j = 0; j < nk; j++) {
+                sum += w[j], abs_sum += fabs(w[j]);
+                if (w[j] < 0) neg += w[j], negs++;
+                if (j >= 1 && j < 4) span += w[j];
+            }
+            for (j = 0; j < nk; j++)
+                if (w[j] != 0) ent -= fabs(w[j]) / abs_sum * log(fabs(w[j]) / abs_sum);
+            dintattn_attn_stats_of(w, nk, spans, 2, &st);
+            assert_true(fabs(st.sum - sum) < 1e-9 && fabs(st.neg_sum - neg) < 1e-9 && fabs(st.entropy - ent) < 1e-9);
+            assert_true(fabs(st.span_mass - span) < 1e-9 && fabs(st.span_mass + st.rest_mass - sum) < 1e-9);
+            assert_true(fabs(st.neg_share - (double)negs / nk) < 1e-12);
+        }
+        dintattn_session_free(s);
+        free(a.W), free(b.W);
+        dintattn_model_free(m);
+    }
+}
+
 /* The future never changes the past: logits at position n do not move when tokens follow. */
 static void test_appending_tokens_keeps_past_logits(void **state)
 {
@@ -1093,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_tiles),
         cmocka_unit_test(test_kv_tiles_read_the_cache),
         cmocka_unit_test(test_dint_rows_sum_to_one),
+        cmocka_unit_test(test_attention_inspection),
         cmocka_unit_test(test_appending_tokens_keeps_past_logits),
         cmocka_unit_test(test_multi_turn_and_reset),
         cmocka_unit_test(test_last_logits_equal_last_row),
