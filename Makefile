@@ -8,7 +8,7 @@ LDLIBS  := -lopenblas -lm -lpthread
 BUILD   ?= build
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server
+EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server examples/score
 TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening test_extreme test_unicode test_bpe test_chat
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
@@ -93,6 +93,8 @@ fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 examples/server $(BUILD)/server $(BUILD)/test_hardening $(BUILD)/fuzz/fuzz_http: examples/server_http.h
 # examples/textgen.h: what server and generate --chat share (stop strings, prompt encoding, prefix cache)
 examples/server $(BUILD)/server examples/generate $(BUILD)/generate: examples/textgen.h examples/server_http.h
+# examples/score: textgen.h's prompt encoding, server_http.h's JSON strings
+examples/score $(BUILD)/score: examples/textgen.h examples/server_http.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 
