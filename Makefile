@@ -30,12 +30,13 @@ $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
-check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench)
+check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score)
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
 	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
 	@echo "== cli"; sh tests/cli.sh $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/bench
 	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
+	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits
 
 check-sanitize:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
