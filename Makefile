@@ -99,5 +99,5 @@ examples/score $(BUILD)/score: examples/textgen.h examples/server_http.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 
-check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate
+check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score
 	sh tests/valgrind.sh $(BUILD)
