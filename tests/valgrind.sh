@@ -1,7 +1,7 @@
 #!/bin/sh
 # The examples under valgrind memcheck: no invalid read or write, no use of uninitialised values,
 # no definite or indirect leak, on successful runs and on refused input alike.
-# Usage: sh tests/valgrind.sh [BINDIR]   (BINDIR holds logits, tokenize and generate; default build)
+# Usage: sh tests/valgrind.sh [BINDIR]   (BINDIR holds logits, tokenize, generate and score; default build)
 # Prints "valgrind: N passed, M failed" and exits non-zero if any failed.
 dir=${1:-build}
 model=tests/fixtures/tok_model.safetensors
@@ -65,6 +65,21 @@ vg 0 "generate sampled" "$dir/generate" $model -p "In the beginning" -n 8 --seed
 vg 0 "generate greedy --threads 2" "$dir/generate" $model -p "And God said" -n 8 --temp 0 --threads 2
 vg 0 "generate repeat penalty" "$dir/generate" $model -p "Let there be" -n 6 --seed 3 --top-k 0 --top-p 1 --min-p 0 --repeat-penalty 1.5
 vg 1 "generate truncated model" "$dir/generate" "$tmp/trunc.safetensors" -p "x" -n 2
+# score: a text in windows, llama.cpp's perplexity, multiple choice, saved logits and KL; refusals
+if [ -x "$dir/score" ]; then
+    printf 'In the beginning God created the heaven and the earth.' >"$tmp/text.txt"
+    printf '{"context": "In the", "choices": [" beginning", " end"], "gold": 0}\n{"context": "", "choices": ["And"]}\n' >"$tmp/mc.jsonl"
+    printf '{"context": "In the", "choices": [" b"]}\n{"context": \n' >"$tmp/bad.jsonl"
+    vg 0 "score text, windows, --json" "$dir/score" $model -f "$tmp/text.txt" --ctx 10 --json
+    vg 0 "score --ppl" "$dir/score" $model --ppl "$tmp/text.txt" --ctx 8
+    vg 0 "score --choices" "$dir/score" $model --choices "$tmp/mc.jsonl"
+    vg 0 "score --save-logits" "$dir/score" $model -f "$tmp/text.txt" --ctx 12 --save-logits "$tmp/s.bin"
+    vg 0 "score --kl, q8" "$dir/score" $model -f "$tmp/text.txt" --ctx 12 --weights q8 --kl "$tmp/s.bin"
+    vg 1 "score --kl, other windows" "$dir/score" $model -f "$tmp/text.txt" --kl "$tmp/s.bin"
+    vg 1 "score --choices, bad JSON" "$dir/score" $model --choices "$tmp/bad.jsonl"
+    printf 'In the' >"$tmp/short.txt"
+    vg 1 "score --ppl, too short" "$dir/score" $model --ppl "$tmp/short.txt"
+fi
 
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
