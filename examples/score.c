@@ -7,7 +7,7 @@
        examples/score MODEL --choices FILE.jsonl
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --save-logits OUT
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --kl SAVED [--json]
-   and in every mode [--ctx N] [--threads T] [--weights W] [--precision P] [--kernels K]
+   and in every mode [--ctx N] [--threads T] [--weights W] [--precision P] [--kernels K] [--kv T]
    [--tokenizer FILE]; --help says what each mode computes and how (the README's "Examples" too).
 
    Texts are encoded as examples/generate encodes a prompt (textgen.h's tg_encode: the model's
@@ -46,6 +46,7 @@ static const char *usage =
     "  --threads T         threads for attention heads and matrix rows (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
+    "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"
@@ -82,6 +83,7 @@ typedef struct args {
     dintattn_weights weights;
     dintattn_kernels kernels;
     dintattn_precision precision;
+    dintattn_kv_type kv;
 } args;
 
 static int fail(const char *what, const char *detail)
@@ -135,6 +137,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
         else return fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "score: bad value '%s' for %s (or given twice; see --help)\n", val, f);
@@ -296,6 +299,7 @@ static int new_session(const args *a, const dintattn_model *model, int n_ctx, di
     so.n_threads = a->threads;
     so.kernels = a->kernels;
     so.precision = a->precision;
+    so.kv = a->kv;
     if (dintattn_session_new(model, &so, sess, &err)) return fail("cannot start a session", err.message);
     return 0;
 }
