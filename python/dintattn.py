@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["DintattnError", "Model", "Session", "Tokenizer", "Sampler", "AttentionCapture", "logprob_of",
+__all__ = ["DintattnError", "Model", "Session", "Tokenizer", "Sampler", "AttentionCapture", "attention_stats", "logprob_of",
            "library_path"]
 
 _INSTALLED_LIBDIR = None  # `make install` writes its LIBDIR here
@@ -109,6 +109,23 @@ _PROGRESS_LABEL = ctypes.create_string_buffer(b"dintattn")
 _HOOK = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_int, c_int, _float_p, c_int)
 
 
+class _AttnRow(ctypes.Structure):  # dintattn_attn_row
+    _fields_ = [("layer", c_int), ("head", c_int), ("pos", c_int), ("n_keys", c_int), ("lambda_", ctypes.c_float),
+                ("A1", _float_p), ("A2", _float_p), ("integral", _float_p), ("W", _float_p)]
+
+
+_ROW = ctypes.CFUNCTYPE(None, c_void_p, ctypes.POINTER(_AttnRow))
+
+
+class _Inspect(ctypes.Structure):  # dintattn_inspect
+    _fields_ = [("row", _ROW), ("user", c_void_p), ("layers", c_void_p), ("heads", c_void_p), ("pos_from", c_int),
+                ("pos_to", c_int)]
+
+
+class _AttnStats(ctypes.Structure):  # dintattn_attn_stats
+    _fields_ = [(k, c_double) for k in ("sum", "neg_sum", "neg_share", "entropy", "span_mass", "rest_mass")]
+
+
 class _LoadOptions(ctypes.Structure):
     _fields_ = [("qk_form", c_int), ("weights", c_int), ("check_finite", c_int), ("progress", _PROGRESS),
                 ("progress_user", c_void_p)]
@@ -167,6 +184,8 @@ _SIGNATURES = {
     "session_bytes": (c_size_t, [c_void_p]),
     "session_kernels": (c_int, [c_void_p]),
     "session_set_attn_hook": (None, [c_void_p, _HOOK, c_void_p]),
+    "session_inspect": (c_int, [c_void_p, _P(_Inspect), _err_p]),
+    "attn_stats_of": (None, [_float_p, c_int, _P(c_int), c_int, _P(_AttnStats)]),
     "prefill": (c_int, [c_void_p, _int_p, c_int, _float_p, c_int, _err_p]),
     "decode": (c_int, [c_void_p, c_int, _float_p, _err_p]),
     "logprobs": (c_int, [c_void_p, _int_p, c_int, _float_p, _err_p]),
@@ -538,10 +557,12 @@ class Session(_Handle):
         _call(_lib.dintattn_logprobs, self._h, _ptr(a), a.size, _ptr(out, _float_p))
         return out[:max(a.size - 1, 0)]
 
-    def capture_attention(self, layers=None, heads=None):
+    def capture_attention(self, layers=None, heads=None, positions=None, terms=False):
         """with sess.capture_attention() as cap: ... -- cap.rows[(layer, head, pos)] is the final attention
-        row W[pos, 0..pos] of each signal head the session computes meanwhile (layers / heads: only these)."""
-        return AttentionCapture(self, layers, heads)
+        row W[pos, 0..pos] of each signal head the session computes meanwhile (layers / heads: only these;
+        positions: a range of query positions). terms=True also keeps cap.terms[(layer, head, pos)], a
+        dict of the row's A1, A2, I (None where the family has none) and lambda."""
+        return AttentionCapture(self, layers, heads, positions, terms)
 
     def generate_ids(self, ids, max_tokens=256, sampler=None, tokenizer=None):
         """Prefills ids after the tokens held, then yields up to max_tokens drawn ids (greedy without a
@@ -587,32 +608,51 @@ class Session(_Handle):
 
 
 class AttentionCapture:
-    """Final attention rows W[pos, 0..pos] (after A1, A2 and DINT's integral combine) collected through
-    the session's attention hook: rows[(layer, head, pos)] is a float32 array of pos + 1 weights."""
+    """Attention rows collected through dintattn_session_inspect (on the calling thread):
+    rows[(layer, head, pos)] is the final row W[pos, 0..pos] (after A1, A2 and DINT's integral
+    combine) as float32; with terms, terms[(layer, head, pos)] = {"A1", "A2", "I", "lambda"}."""
 
-    def __init__(self, session, layers=None, heads=None):
-        self.session, self.rows, self._error = session, {}, None
+    def __init__(self, session, layers=None, heads=None, positions=None, terms=False):
+        self.session, self.rows, self.terms, self._error, self._keep_terms = session, {}, {}, None, terms
+        cfg = session.model.config
         self.layers = None if layers is None else frozenset(layers)
         self.heads = None if heads is None else frozenset(heads)
-        self._hook = _HOOK(self._on_row)  # held here: the C side has only its address
+        for what, chosen, n in (("layer", self.layers, cfg.n_layers), ("head", self.heads, cfg.n_heads)):
+            if chosen is not None and any(not 0 <= int(x) < n for x in chosen):
+                raise ValueError("a %s to capture is out of range [0, %d): %s" % (what, n, sorted(chosen)))
+        self._flags = [None if sel is None else (ctypes.c_ubyte * n)(*[i in sel for i in range(n)])
+                       for sel, n in ((self.layers, cfg.n_layers), (self.heads, cfg.n_heads))]
+        if positions is None:  # every position: [0, no end)
+            first, end = 0, 0
+        elif isinstance(positions, (range, slice)):
+            first, end = positions.start or 0, positions.stop or 0
+        else:
+            first, end = int(positions), int(positions) + 1
+        flags = [None if f is None else ctypes.cast(f, c_void_p) for f in self._flags]
+        self._insp = _Inspect(_ROW(self._on_row), None, flags[0], flags[1], first, end)
 
-    def _on_row(self, user, layer, head, pos, w, n_keys):
-        # on the session's threads in decode (several heads at once); the buffer is the library's: copy it
+    def _on_row(self, user, row):
+        # the buffers are the library's, valid during the call: copy them
         try:
-            if (self.layers is None or layer in self.layers) and (self.heads is None or head in self.heads):
-                self.rows[(layer, head, pos)] = np.ctypeslib.as_array(w, shape=(n_keys,)).copy()
+            r = row.contents
+            n = r.n_keys
+            copy = (lambda p: None if not p else np.ctypeslib.as_array(p, shape=(n,)).copy())
+            key = (r.layer, r.head, r.pos)
+            self.rows[key] = copy(r.W)
+            if self._keep_terms:
+                self.terms[key] = {"A1": copy(r.A1), "A2": copy(r.A2), "I": copy(r.integral), "lambda": r.lambda_}
         except BaseException as e:  # an exception cannot cross C: raised at the with-block's end
             self._error = self._error or e
 
     def __enter__(self):
         if self.session._capture is not None:
             raise ValueError("the session is already capturing attention")
+        _call(_lib.dintattn_session_inspect, self.session._h, ctypes.byref(self._insp))
         self.session._capture = self
-        _lib.dintattn_session_set_attn_hook(self.session._h, self._hook, None)
         return self
 
     def __exit__(self, *exc):
-        _lib.dintattn_session_set_attn_hook(self.session._h, _HOOK(), None)  # NULL: removed
+        _call(_lib.dintattn_session_inspect, self.session._h, None)
         self.session._capture = None
         if self._error is not None and exc[0] is None:
             raise self._error
@@ -629,3 +669,13 @@ class AttentionCapture:
             out[pos] = 0
             out[pos, :pos + 1] = w
         return out
+
+
+def attention_stats(w, spans=()):
+    """dintattn_attn_stats_of: a row's sum, negative sum and share, entropy of |w| / sum |w| (nats),
+    and its mass on the key spans [(a, b), ...] ("attention to the answer") and elsewhere."""
+    w = np.ascontiguousarray(w, dtype=np.float32)
+    flat = (c_int * (2 * len(spans)))(*[int(x) for ab in spans for x in ab])
+    out = _AttnStats()
+    _lib.dintattn_attn_stats_of(w.ctypes.data_as(_float_p), w.size, flat, len(spans), ctypes.byref(out))
+    return {k: getattr(out, k) for k, _ in _AttnStats._fields_}

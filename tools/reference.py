@@ -469,8 +469,9 @@ def kv_round(z, kv):
 
 
 def attention(x, t, l, cfg, kv="f32"):
-    """One attention sublayer on normed input x [N, D]; returns (out [N, D], W [H, N, N]).
-    kv: the cache's type (kv_round) that keys and values are read back in."""
+    """One attention sublayer on normed input x [N, D]; returns (out [N, D], W [H, N, N], terms):
+    terms = {"A1", "A2", "I": [H, N, N] or None, "lambda": a scalar or [H, N, 1]}, what W is made
+    of. kv: the cache's type (kv_round) that keys and values are read back in."""
     pre = f"layers.{l}.attn."
     N = x.shape[0]
     H, d, dv = cfg["n_heads"], cfg["head_dim"], cfg["v_head_dim"]
@@ -493,6 +494,7 @@ def attention(x, t, l, cfg, kv="f32"):
     v = kv_round((x @ t[pre + "wv"].T).reshape(N, cfg["n_v_heads"], dv), kv)
 
     A1 = causal_softmax(np.einsum("nhd,mhd->hnm", q1, k1[:, k1_of]) * s)   # [H, N, N]
+    terms = {"A1": A1, "A2": None, "I": None, "lambda": 0.0}
     if att == "standard":
         W = A1
     else:
@@ -510,6 +512,7 @@ def attention(x, t, l, cfg, kv="f32"):
             lam = (math.exp(t[pre + "lambda_q1"] @ t[pre + "lambda_k1"])
                    - math.exp(t[pre + "lambda_q2"] @ t[pre + "lambda_k2"]) + lam_init)
         W = A1 - lam * A2
+        terms.update(A2=A2, **{"lambda": lam})
         if att == "dint":
             # S[n, j] = sum_{m<=n} A1[m, j] (A1 is zero above the diagonal, so S is too);
             # G[n, j] = S[n, j] / (n+1), the causal column mean.
@@ -517,6 +520,7 @@ def attention(x, t, l, cfg, kv="f32"):
             G = S / np.arange(1, N + 1)[None, :, None]
             I = causal_softmax(G) if cfg["integral"] == "softmax" else G
             W = W + lam * I
+            terms["I"] = I
 
     heads = np.einsum("hnm,mhe->hne", W, v[:, v_of])                   # [H, N, dv]
     if cfg["head_norm"]:
@@ -534,7 +538,7 @@ def attention(x, t, l, cfg, kv="f32"):
     if cfg["head_scale"] == "one_minus_lambda_init":
         heads = heads * (1.0 - lam_init)
     concat = heads.transpose(1, 0, 2).reshape(N, H * dv)               # head i -> cols i*dv..
-    return concat @ t[pre + "wo"].T, W
+    return concat @ t[pre + "wo"].T, W, terms
 
 
 def ffn(h, t, l, cfg):
@@ -561,12 +565,12 @@ def ffn(h, t, l, cfg):
 # model
 # ----------------------------------------------------------------------------------------------
 
-def forward(model, ids, return_attn=False, kv="f32"):
+def forward(model, ids, return_attn=False, kv="f32", return_terms=False):
     """Logits [N, vocab] (float64) for one causal pass over ids from position 0.
 
     model is a path or a (cfg, tensors) pair from load(). With return_attn, also returns a
-    list (one per layer) of the final attention matrices W [H, N, N]. kv: the KV cache's type
-    (kv_round).
+    list (one per layer) of the final attention matrices W [H, N, N]; with return_terms, a list
+    (one per layer) of what W is made of (attention's terms). kv: the KV cache's type (kv_round).
     """
     cfg, t = load(model) if isinstance(model, (str, bytes, os.PathLike)) else model
     ids = np.asarray(ids, dtype=np.int64)
@@ -577,16 +581,18 @@ def forward(model, ids, return_attn=False, kv="f32"):
     emb = t["tok_embeddings.weight"]
     x = emb[ids]                                                       # [N, D]
     eps = cfg["norm_eps"]
-    attn = []
+    attn, terms = [], []
     for l in range(cfg["n_layers"]):
-        a, W = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg, kv)
+        a, W, parts = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg, kv)
         x = x + a
         x = x + ffn(rms_norm(x, t[f"layers.{l}.ffn_norm.weight"], eps), t, l, cfg)
         attn.append(W)
+        terms.append(parts)
     x = rms_norm(x, t["norm.weight"], eps)
     out = emb if cfg["tie_embeddings"] else t["output.weight"]
     logits = x @ out.T
-    return (logits, attn) if return_attn else logits
+    return (logits,) + ((attn,) if return_attn else ()) + ((terms,) if return_terms else ()) \
+        if return_attn or return_terms else logits
 
 
 def main(argv):

@@ -251,6 +251,39 @@ class Attention(unittest.TestCase):
                 np.testing.assert_allclose(m, W[0][0], atol=2e-5)
         self.assertGreaterEqual(dint_models, 5)
 
+    def test_terms_match_reference(self):
+        """capture_attention(terms=True): A1, A2, DINT's I and lambda of every row against the
+        reference's (forward(return_terms=True)), on a fixture of each family, with positions."""
+        names = ["dint_softmax_f32", "diff_3layer_depth_f32", "dint_mean_f16", "conv_standard_gqa_dv12_f32"]
+        ids_of = dict(FIXTURE_LIST)
+        with open(os.path.join(FIXTURES, "converted.txt")) as f:
+            ids_of.update((n, [int(i) for i in ids.split(",")]) for n, ids in (line.split() for line in f if line.strip()))
+        for name in names:
+            with self.subTest(fixture=name):
+                ids = ids_of[name]
+                _, terms = reference.forward(fixture(name), ids, return_terms=True)
+                sess = dintattn.Session(dintattn.Model(fixture(name)))
+                with sess.capture_attention(terms=True, positions=range(2, len(ids))) as cap:
+                    sess.prefill(ids)
+                self.assertEqual({p for (_, _, p) in cap.terms}, set(range(2, len(ids))))
+                for (layer, head, pos), got in cap.terms.items():
+                    want = terms[layer]
+                    for key in ("A1", "A2", "I"):
+                        if want[key] is None:
+                            self.assertIsNone(got[key], key)
+                        else:
+                            np.testing.assert_allclose(got[key], want[key][head, pos, :pos + 1], atol=2e-5, err_msg=key)
+                    lam = want["lambda"]
+                    lam = float(lam[head, pos, 0]) if np.ndim(lam) else float(lam)
+                    self.assertAlmostEqual(got["lambda"], lam, places=5)
+                    stats = dintattn.attention_stats(cap.rows[(layer, head, pos)], [(0, 1)])
+                    w = cap.rows[(layer, head, pos)].astype(np.float64)
+                    p = np.abs(w) / np.abs(w).sum()
+                    self.assertAlmostEqual(stats["sum"], w.sum(), places=6)
+                    self.assertAlmostEqual(stats["span_mass"], w[0], places=6)
+                    self.assertAlmostEqual(stats["neg_sum"], w[w < 0].sum(), places=6)
+                    self.assertAlmostEqual(stats["entropy"], -(p[p > 0] * np.log(p[p > 0])).sum(), places=5)
+
     def test_capture_selects_layers_and_heads_and_ends_with_the_block(self):
         name, ids = next((n, i) for n, i in FIXTURE_LIST if n.startswith("dint_"))
         model = dintattn.Model(fixture(name))
