@@ -3553,13 +3553,17 @@ DINTATTN__VNNI static __m512i dintattn__q4_pair(const unsigned char *w, __mmask3
     return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
+/* Two blocks' floats p[0], p[1] (m = 3), or one (m = 1; the other lanes 0), each over its 8 lanes */
+DINTATTN__VNNI static __m512 dintattn__vnni_lanes(__m128 v)
+{
+    return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0), _mm512_castps128_ps512(v));
+}
+#define DINTATTN__VNNI_LD2(p, m) ((m) == 3 ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))) : _mm_load_ss(p))
+
 /* w_scale * d of two blocks (m = 3), or one (m = 1), each over its 8 lanes */
 DINTATTN__VNNI static __m512 dintattn__vnni_scales(const float *sw, const float *sx, int m)
 {
-    const __m128 a = m == 3 ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)sw)) : _mm_load_ss(sw);
-    const __m128 b = m == 3 ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)sx)) : _mm_load_ss(sx);
-    return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-                                 _mm512_castps128_ps512(_mm_mul_ps(a, b)));
+    return dintattn__vnni_lanes(_mm_mul_ps(DINTATTN__VNNI_LD2(sw, m), DINTATTN__VNNI_LD2(sx, m)));
 }
 
 /* sum over nb blocks of w_scale * c: what the offset added, over OFF */
@@ -3620,6 +3624,68 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
             out[3] = _mm512_reduce_add_ps(a3) - (OFF) * dintattn__vnni_offset(sw, x[3].c, nb);               \
         }                                                                                                    \
     }
+/* Four rows r..r+3 against four tokens (prefill): 16 accumulators, each pair of blocks of the
+   four rows loaded once for the four tokens and each token's once for the four rows (the row
+   kernel above loads a token's activations for every row). Per pair and (row, token): the
+   integer dot, to f32, times the token's d less OFF / 8 of its c in each of the block's 8 lanes
+   (the offset, taken off here rather than once per row and token after the loop), times the
+   row's scale into the accumulator. out[4 i + j] is row r + i against token j. */
+#define DINTATTN__VNNI_STEP(acc, U, Q, D, C, S) acc = _mm512_fmadd_ps(_mm512_fmsub_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), (U), (Q))), (D), (C)), (S), acc)
+#define DINTATTN__VNNI_STEP4(a0, a1, a2, a3, Q, D, C) \
+    DINTATTN__VNNI_STEP(a0, u0, Q, D, C, s0), DINTATTN__VNNI_STEP(a1, u1, Q, D, C, s1), \
+    DINTATTN__VNNI_STEP(a2, u2, Q, D, C, s2), DINTATTN__VNNI_STEP(a3, u3, Q, D, C, s3)
+#define DINTATTN__VNNI_TILE(name, PAIR, PAIR_BYTES, OFF)                                                        \
+    DINTATTN__VNNI static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)      \
+    {                                                                                                        \
+        const size_t nb = (size_t)M->cols / 32, rb = nb * (PAIR_BYTES) / 2;                                  \
+        const unsigned char *w = (const unsigned char *)M->w + r * rb;                                       \
+        const float *sw = M->scale + r * nb;                                                                 \
+        __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00;  \
+        __m512 a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00;       \
+        __m512 a33 = a00;                                                                                    \
+        const __m512 off8 = _mm512_set1_ps((OFF) / 8);                                                       \
+        size_t b;                                                                                            \
+        for (b = 0; b < nb; b += 2, w += (PAIR_BYTES)) {                                                     \
+            const int m = b + 2 <= nb ? 3 : 1; /* a pair, or the odd last block */                          \
+            const __m512i u0 = m == 3 ? PAIR(w, ~0) : PAIR(w, (PAIR_BYTES) == 64 ? 0xFFFFFFFFu : 0xFFFFu);   \
+            const __m512i u1 = m == 3 ? PAIR(w + rb, ~0) : PAIR(w + rb, (PAIR_BYTES) == 64 ? 0xFFFFFFFFu : 0xFFFFu); \
+            const __m512i u2 = m == 3 ? PAIR(w + 2 * rb, ~0) : PAIR(w + 2 * rb, (PAIR_BYTES) == 64 ? 0xFFFFFFFFu : 0xFFFFu); \
+            const __m512i u3 = m == 3 ? PAIR(w + 3 * rb, ~0) : PAIR(w + 3 * rb, (PAIR_BYTES) == 64 ? 0xFFFFFFFFu : 0xFFFFu); \
+            const __m512 s0 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + b, m));                           \
+            const __m512 s1 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + nb + b, m));                      \
+            const __m512 s2 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + 2 * nb + b, m));                  \
+            const __m512 s3 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + 3 * nb + b, m));                  \
+            __m512i q;                                                                                       \
+            __m512 d, c;                                                                                     \
+            q = m == 3 ? DINTATTN__VNNI_Q(x[0].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[0].q + 32 * b);         \
+            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[0].s + b, m));                                    \
+            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[0].c + b, m)), off8);                \
+            DINTATTN__VNNI_STEP4(a00, a10, a20, a30, q, d, c);                                               \
+            q = m == 3 ? DINTATTN__VNNI_Q(x[1].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[1].q + 32 * b);         \
+            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[1].s + b, m));                                    \
+            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[1].c + b, m)), off8);                \
+            DINTATTN__VNNI_STEP4(a01, a11, a21, a31, q, d, c);                                               \
+            q = m == 3 ? DINTATTN__VNNI_Q(x[2].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[2].q + 32 * b);         \
+            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[2].s + b, m));                                    \
+            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[2].c + b, m)), off8);                \
+            DINTATTN__VNNI_STEP4(a02, a12, a22, a32, q, d, c);                                               \
+            q = m == 3 ? DINTATTN__VNNI_Q(x[3].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[3].q + 32 * b);         \
+            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[3].s + b, m));                                    \
+            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[3].c + b, m)), off8);                \
+            DINTATTN__VNNI_STEP4(a03, a13, a23, a33, q, d, c);                                               \
+        }                                                                                                    \
+        out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);                              \
+        out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);                              \
+        out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);                              \
+        out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);                              \
+        out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);                              \
+        out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);                            \
+        out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);                            \
+        out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);                            \
+    }
+DINTATTN__VNNI_TILE(dintattn__dotq44_q8_vnni, dintattn__q8_pair, 64, 128.0f)
+DINTATTN__VNNI_TILE(dintattn__dotq44_q4_vnni, dintattn__q4_pair, 32, 8.0f)
+
 DINTATTN__VNNI_ROW(dintattn__dotq1_q8_vnni, 1, dintattn__q8_pair, 64, 128.0f)
 DINTATTN__VNNI_ROW(dintattn__dotq4_q8_vnni, 4, dintattn__q8_pair, 64, 128.0f)
 DINTATTN__VNNI_ROW(dintattn__dotq1_q4_vnni, 1, dintattn__q4_pair, 32, 8.0f)
@@ -3774,6 +3840,7 @@ typedef struct dintattn__kernels {
         void (*to_f32)(const dintattn__mat *M, size_t at, size_t n, float *dst);
         float (*dotq)(const dintattn__mat *M, size_t r, const dintattn__xq *x); /* Q8, Q4: int8 x */
         void (*dotq4)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 x */
+    void (*dotq44)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 rows x 4 x, or NULL */
     } w[DINTATTN__W_COUNT];
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     void (*scores2)(float *a1, float *a2, const float *q1, const float *q2, const float *K, int nk, int d, float scale);
@@ -3788,22 +3855,22 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c}},
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2}},
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2};
 
@@ -3811,11 +3878,11 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
    stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni}},
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2};
 #endif
@@ -4759,8 +4826,20 @@ static float dintattn__row_dot(const dintattn_session *s, const dintattn__produc
     return s->k->w[M->type].dot(M, (size_t)r, p->x + (size_t)t * p->ldx);
 }
 
-/* Row r of p for tokens t..t+3 on int8 or bf16 activations, stored as dintattn__rows_unit
-   stores one. */
+/* Stores v, row r of p against token t, as the product says (into y64, or y with the bias,
+   added or not). */
+static void dintattn__store(const dintattn__product *p, int r, int t, float v)
+{
+    const size_t at = (size_t)t * p->ldy + r;
+    if (p->y64) {
+        p->y64[at] = v;
+    } else {
+        v += p->bias ? p->bias[r] : 0.0f;
+        p->y[at] = p->add ? p->y[at] + v : v;
+    }
+}
+
+/* Row r of p for tokens t..t+3 on int8 or bf16 activations. */
 static void dintattn__rows4(const dintattn_session *s, const dintattn__product *p, int r, int t)
 {
     dintattn__xq xq[4];
@@ -4774,15 +4853,19 @@ static void dintattn__rows4(const dintattn_session *s, const dintattn__product *
         for (j = 0; j < 4; j++) xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
         s->k->dotb(p->M, (size_t)r, xb, 4, v);
     }
-    for (j = 0; j < 4; j++) {
-        const size_t at = (size_t)(t + j) * p->ldy + r;
-        if (p->y64) {
-            p->y64[at] = v[j];
-        } else {
-            v[j] += p->bias ? p->bias[r] : 0.0f;
-            p->y[at] = p->add ? p->y[at] + v[j] : v[j];
-        }
-    }
+    for (j = 0; j < 4; j++) dintattn__store(p, r, t + j, v[j]);
+}
+
+/* Rows r..r+3 of p for tokens t..t+3 on int8 activations, by the level's tile kernel. */
+static void dintattn__rows44(const dintattn_session *s, const dintattn__product *p, int r, int t)
+{
+    dintattn__xq xq[4];
+    float v[16];
+    int i, j;
+    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
+    s->k->w[p->M->type].dotq44(p->M, (size_t)r, xq, v);
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < 4; j++) dintattn__store(p, r + i, t + j, v[4 * i + j]);
 }
 
 /* Matrix-vector rows of a batch of products, taken DINTATTN__UNIT_ROWS at a time as if the
@@ -4810,11 +4893,16 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const dintattn__product *p = &job->p[k];
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
-        for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) /* the unit's rows stay in L1 ... */
+        const int tiles = p->act == DINTATTN__ACT_INT8 && !p->swiglu_up && s->k->w[p->M->type].dotq44 != NULL;
+        for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) { /* the unit's rows stay in L1 ... */
+            const int t1 = job->n - t0 < DINTATTN__UNIT_TOKENS ? job->n : t0 + DINTATTN__UNIT_TOKENS;
+            int rt = r0; /* rows before rt: done in tiles of 4 rows x 4 tokens, but the last tokens */
+            for (; tiles && rt + 4 <= r1 && t0 + 4 <= t1; rt += 4)
+                for (t = t0; t + 4 <= t1; t += 4) dintattn__rows44(s, p, rt, t);
             for (r = r0; r < r1; r++)
-                for (t = t0; t < job->n && t < t0 + DINTATTN__UNIT_TOKENS; t++) { /* ... these tokens in L2 */
+                for (t = r < rt ? t0 + (t1 - t0) / 4 * 4 : t0; t < t1; t++) { /* ... these tokens in L2 */
                     const size_t at = (size_t)t * p->ldy + r;
-                    if (p->act != DINTATTN__ACT_F32 && !p->swiglu_up && t + 4 <= job->n && t + 4 <= t0 + DINTATTN__UNIT_TOKENS) {
+                    if (p->act != DINTATTN__ACT_F32 && !p->swiglu_up && t + 4 <= t1) {
                         dintattn__rows4(s, p, r, t); /* four tokens at once */
                         t += 3;
                     } else if (p->y64 && p->act == DINTATTN__ACT_F32) {
@@ -4830,6 +4918,7 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
                         p->y[at] = p->add ? p->y[at] + v : v;
                     }
                 }
+        }
     }
 }
 

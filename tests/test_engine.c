@@ -337,12 +337,12 @@ static void test_activation_quantization(void **state)
 static void test_int8_kernels_match_integer_dots(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
-    enum { ROWS = 3, MAXN = 288 };
+    enum { ROWS = 4, MAXN = 288 };
     float w[ROWS * MAXN], x[MAXN], wsc[ROWS * MAXN / 32], xs[MAXN / 32], ys[2][MAXN / 32], y[MAXN];
     float xc[MAXN / 32], yc[2][MAXN / 32];
     signed char w8[ROWS * MAXN], xq[MAXN], yq[2][MAXN];
     unsigned char w4[ROWS * MAXN / 2];
-    int nb, lv, r, i, kind;
+    int nb, lv, r, i, kind, tiles = 0;
     (void)state;
     for (i = 0; i < ROWS * MAXN; i++) w[i] = (float)cos(0.11 * i * i + 0.3 * i);
     for (i = 0; i < MAXN; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
@@ -397,10 +397,26 @@ static void test_int8_kernels_match_integer_dots(void **state)
                             fail_msg("%s, %d blocks, row %d, level %s, token %d of 4: %.9g, alone %.9g",
                                      kind ? "Q4" : "Q8", nb, r, dintattn_kernels_name(K->level), j, each[j], one);
                     }
+                    if (K->w[M.type].dotq44 && r == 0) { /* the tile kernel: the four rows, the four tokens */
+                        float tile[16];
+                        int i;
+                        K->w[M.type].dotq44(&M, 0, four, tile);
+                        for (i = 0; i < ROWS; i++)
+                            for (j = 0; j < 4; j++) {
+                                const double one = K->w[M.type].dotq(&M, (size_t)i, &four[j]);
+                                if (!(fabs(tile[4 * i + j] - one) <= 1e-6 * mag))
+                                    fail_msg("%s, %d blocks, level %s, tile row %d, token %d: %.9g, alone %.9g",
+                                             kind ? "Q4" : "Q8", nb, dintattn_kernels_name(K->level), i, j,
+                                             tile[4 * i + j], one);
+                            }
+                        tiles++;
+                    }
                 }
             }
         }
     }
+    /* the AVX512 level has the tile kernel (where this CPU runs it): Q8 and Q4, 1 to 9 blocks */
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 18);
 }
 
 /* The bf16-activation kernels of every level (precision FAST) against products of the bf16
