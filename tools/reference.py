@@ -18,6 +18,8 @@ As a module:
                                   # matrices dequantized: see dequantize)
     logits = forward(path_or_(cfg, tensors), ids)               # [N, vocab] float64
     logits, attn = forward(..., return_attn=True)   # attn[l] = final W matrices [H, N, N]
+    terms = []; forward(..., terms=terms)           # terms[l] = {"A1", "A2", "I": [H, N, N] or
+                                                    # None, "lambda": [H, N]}: W's parts per layer
 """
 
 import json
@@ -468,9 +470,10 @@ def kv_round(z, kv):
     return (scale * q).astype(np.float32).astype(np.float64)
 
 
-def attention(x, t, l, cfg, kv="f32"):
+def attention(x, t, l, cfg, kv="f32", terms=None):
     """One attention sublayer on normed input x [N, D]; returns (out [N, D], W [H, N, N]).
-    kv: the cache's type (kv_round) that keys and values are read back in."""
+    kv: the cache's type (kv_round) that keys and values are read back in. terms: a list to
+    append W's parts to (A1, A2, I and lambda per head and row; None where the rule has none)."""
     pre = f"layers.{l}.attn."
     N = x.shape[0]
     H, d, dv = cfg["n_heads"], cfg["head_dim"], cfg["v_head_dim"]
@@ -493,6 +496,7 @@ def attention(x, t, l, cfg, kv="f32"):
     v = kv_round((x @ t[pre + "wv"].T).reshape(N, cfg["n_v_heads"], dv), kv)
 
     A1 = causal_softmax(np.einsum("nhd,mhd->hnm", q1, k1[:, k1_of]) * s)   # [H, N, N]
+    part = {"A1": A1, "A2": None, "I": None, "lambda": np.zeros((H, N))}
     if att == "standard":
         W = A1
     else:
@@ -510,6 +514,7 @@ def attention(x, t, l, cfg, kv="f32"):
             lam = (math.exp(t[pre + "lambda_q1"] @ t[pre + "lambda_k1"])
                    - math.exp(t[pre + "lambda_q2"] @ t[pre + "lambda_k2"]) + lam_init)
         W = A1 - lam * A2
+        part["A2"], part["lambda"] = A2, np.broadcast_to(lam, (H, N, 1))[:, :, 0].copy()
         if att == "dint":
             # S[n, j] = sum_{m<=n} A1[m, j] (A1 is zero above the diagonal, so S is too);
             # G[n, j] = S[n, j] / (n+1), the causal column mean.
@@ -517,6 +522,9 @@ def attention(x, t, l, cfg, kv="f32"):
             G = S / np.arange(1, N + 1)[None, :, None]
             I = causal_softmax(G) if cfg["integral"] == "softmax" else G
             W = W + lam * I
+            part["I"] = I
+    if terms is not None:
+        terms.append(part)
 
     heads = np.einsum("hnm,mhe->hne", W, v[:, v_of])                   # [H, N, dv]
     if cfg["head_norm"]:
@@ -561,12 +569,12 @@ def ffn(h, t, l, cfg):
 # model
 # ----------------------------------------------------------------------------------------------
 
-def forward(model, ids, return_attn=False, kv="f32"):
+def forward(model, ids, return_attn=False, kv="f32", terms=None):
     """Logits [N, vocab] (float64) for one causal pass over ids from position 0.
 
     model is a path or a (cfg, tensors) pair from load(). With return_attn, also returns a
     list (one per layer) of the final attention matrices W [H, N, N]. kv: the KV cache's type
-    (kv_round).
+    (kv_round). terms: a list that gets each layer's A1, A2, I and lambda (see attention).
     """
     cfg, t = load(model) if isinstance(model, (str, bytes, os.PathLike)) else model
     ids = np.asarray(ids, dtype=np.int64)
@@ -579,7 +587,7 @@ def forward(model, ids, return_attn=False, kv="f32"):
     eps = cfg["norm_eps"]
     attn = []
     for l in range(cfg["n_layers"]):
-        a, W = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg, kv)
+        a, W = attention(rms_norm(x, t[f"layers.{l}.attn_norm.weight"], eps), t, l, cfg, kv, terms)
         x = x + a
         x = x + ffn(rms_norm(x, t[f"layers.{l}.ffn_norm.weight"], eps), t, l, cfg)
         attn.append(W)
