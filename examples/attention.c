@@ -539,7 +539,7 @@ static void svg_write(srv_buf *b, const figure *fg)
     if (width < heat_w) width = heat_w;
     if (width < 760) width = 760;
     {
-        const double heat_bottom = top + 20 + nl * cell_h + 40;
+        const double heat_bottom = top + 20 + (nl * cell_h > 100 ? nl * cell_h : 100) + 40; /* the legend is 100 high at least */
         double head_h = 24 + n_terms * (panel_up + 4 + 8);
         double height;
         for (h = 0; h < H; h++)
@@ -584,7 +584,7 @@ static void svg_write(srv_buf *b, const figure *fg)
                 if (!fg->hf[h]) continue;
                 v = fg->mean[((size_t)l * H + h) * N_METRICS + metric];
                 t = vmax > vmin ? (v - vmin) / (vmax - vmin) : 0.5;
-                srv_buf_printf(b, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"", left + k * cell_w, y,
+                srv_buf_printf(b, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" stroke=\"#ccc\" stroke-width=\"0.5\" fill=\"", left + k * cell_w, y,
                                cell_w - 1, cell_h - 1);
                 blues(b, t);
                 srv_buf_printf(b, "\" data-layer=\"%d\" data-head=\"%d\" data-value=\"", l, h);
