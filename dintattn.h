@@ -3748,6 +3748,58 @@ DINTATTN__BF16 static void dintattn__dotb_bf16(const dintattn__mat *M, size_t r,
     out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
+/* Rows r..r+3 against four tokens (prefill): 16 accumulators, each step's 32 weights of a row
+   loaded once for the four tokens and a token's once for the four rows. out[4 i + j]: row r + i,
+   token j. */
+DINTATTN__BF16 static void dintattn__dotb44_bf16(const dintattn__mat *M, size_t r, const uint16_t *const *x,
+                                                float *out)
+{
+    const size_t n = (size_t)M->cols;
+    const uint16_t *w = (const uint16_t *)M->w + r * n;
+    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+    __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    size_t i;
+    for (i = 0; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);
+        const __m512i w0 = _mm512_maskz_loadu_epi16(m, w + i), w1 = _mm512_maskz_loadu_epi16(m, w + n + i);
+        const __m512i w2 = _mm512_maskz_loadu_epi16(m, w + 2 * n + i), w3 = _mm512_maskz_loadu_epi16(m, w + 3 * n + i);
+        __m512i v = _mm512_maskz_loadu_epi16(m, x[0] + i);
+        a00 = DINTATTN__DPBF16(a00, w0, v), a10 = DINTATTN__DPBF16(a10, w1, v);
+        a20 = DINTATTN__DPBF16(a20, w2, v), a30 = DINTATTN__DPBF16(a30, w3, v);
+        v = _mm512_maskz_loadu_epi16(m, x[1] + i);
+        a01 = DINTATTN__DPBF16(a01, w0, v), a11 = DINTATTN__DPBF16(a11, w1, v);
+        a21 = DINTATTN__DPBF16(a21, w2, v), a31 = DINTATTN__DPBF16(a31, w3, v);
+        v = _mm512_maskz_loadu_epi16(m, x[2] + i);
+        a02 = DINTATTN__DPBF16(a02, w0, v), a12 = DINTATTN__DPBF16(a12, w1, v);
+        a22 = DINTATTN__DPBF16(a22, w2, v), a32 = DINTATTN__DPBF16(a32, w3, v);
+        v = _mm512_maskz_loadu_epi16(m, x[3] + i);
+        a03 = DINTATTN__DPBF16(a03, w0, v), a13 = DINTATTN__DPBF16(a13, w1, v);
+        a23 = DINTATTN__DPBF16(a23, w2, v), a33 = DINTATTN__DPBF16(a33, w3, v);
+    }
+    out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);
+    out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);
+    out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);
+    out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);
+    out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);
+    out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);
+    out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);
+    out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);
+}
+
+/* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
+static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, const uint16_t *const *, int, float *),
+                                  const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
+{
+    int i;
+    for (i = 0; i < 4; i++) dotb(M, r + (size_t)i, x, 4, out + 4 * i);
+}
+
+static void dintattn__dotb44_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
+{
+    if (__builtin_cpu_supports("avx512bf16")) dintattn__dotb44_bf16(M, r, x, out);
+    else dintattn__dotb44_rows(dintattn__dotb_c, M, r, x, out);
+}
+
 static void dintattn__dotb_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
 {
     if (__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
@@ -3851,6 +3903,8 @@ typedef struct dintattn__kernels {
     /* BF16 row r against nt (1 or 4) tokens' bf16 activations x[j] (precision FAST) */
     void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
     void (*i8_to_f32)(const signed char *q, float scale, size_t n, float *dst); /* int8 KV rows */
+    /* BF16 rows r..r+3 against four tokens (out[4 i + j]), or NULL */
+    void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out);
 } dintattn__kernels;
 
 static const dintattn__kernels dintattn__kernels_portable = {
@@ -3861,7 +3915,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c, dintattn__i8_to_f32_c};
+    dintattn__dotb_c, dintattn__i8_to_f32_c, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -3872,7 +3926,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2};
+    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations); the attention loops
    stay AVX2 */
@@ -3884,7 +3938,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2};
+    dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__dotb44_avx512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
@@ -4856,14 +4910,20 @@ static void dintattn__rows4(const dintattn_session *s, const dintattn__product *
     for (j = 0; j < 4; j++) dintattn__store(p, r, t + j, v[j]);
 }
 
-/* Rows r..r+3 of p for tokens t..t+3 on int8 activations, by the level's tile kernel. */
+/* Rows r..r+3 of p for tokens t..t+3 on int8 or bf16 activations, by the level's tile kernel. */
 static void dintattn__rows44(const dintattn_session *s, const dintattn__product *p, int r, int t)
 {
     dintattn__xq xq[4];
+    const uint16_t *xb[4];
     float v[16];
     int i, j;
-    for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
-    s->k->w[p->M->type].dotq44(p->M, (size_t)r, xq, v);
+    if (p->act == DINTATTN__ACT_INT8) {
+        for (j = 0; j < 4; j++) xq[j] = dintattn__xq_row(s, t + j);
+        s->k->w[p->M->type].dotq44(p->M, (size_t)r, xq, v);
+    } else {
+        for (j = 0; j < 4; j++) xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
+        s->k->dotb44(p->M, (size_t)r, xb, v);
+    }
     for (i = 0; i < 4; i++)
         for (j = 0; j < 4; j++) dintattn__store(p, r + i, t + j, v[4 * i + j]);
 }
@@ -4893,7 +4953,8 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const dintattn__product *p = &job->p[k];
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
-        const int tiles = p->act == DINTATTN__ACT_INT8 && !p->swiglu_up && s->k->w[p->M->type].dotq44 != NULL;
+        const int tiles = !p->swiglu_up && ((p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
+                                            (p->act == DINTATTN__ACT_BF16 && s->k->dotb44));
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) { /* the unit's rows stay in L1 ... */
             const int t1 = job->n - t0 < DINTATTN__UNIT_TOKENS ? job->n : t0 + DINTATTN__UNIT_TOKENS;
             int rt = r0; /* rows before rt: done in tiles of 4 rows x 4 tokens, but the last tokens */

@@ -425,9 +425,9 @@ static void test_int8_kernels_match_integer_dots(void **state)
 static void test_bf16_kernels_match_double_sums(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
-    enum { ROWS = 2, MAXN = 70 };
+    enum { ROWS = 4, MAXN = 70 };
     uint16_t w[ROWS * MAXN], xb[4][MAXN];
-    int n, r, j, i, lv;
+    int n, r, j, i, lv, tiles = 0;
     (void)state;
     for (i = 0; i < ROWS * MAXN; i++) w[i] = dintattn__f32_to_bf16((float)sin(0.3 * i * i + 1.0) * 3.0f);
     for (j = 0; j < 4; j++)
@@ -453,9 +453,21 @@ static void test_bf16_kernels_match_double_sums(void **state)
                     if (!(fabs(one - want) <= 1e-6 * mag + 1e-30) || !(fabs(four[j] - want) <= 1e-6 * mag + 1e-30))
                         fail_msg("n %d, row %d, token %d, level %s: %.9g / %.9g of four, want %.9g", n, r, j,
                                  dintattn_kernels_name(K->level), one, four[j], want);
+                    if (K->dotb44 && r == 0) { /* the tile kernel's row i, token j against dotb's */
+                        float tile[16], row[4];
+                        int t;
+                        K->dotb44(&M, 0, x, tile);
+                        for (t = 0; t < ROWS; t++) {
+                            K->dotb(&M, (size_t)t, x, 4, row);
+                            if (!(fabs(tile[4 * t + j] - row[j]) <= 1e-6 * mag + 1e-6))
+                                fail_msg("n %d, tile row %d, token %d: %.9g, dotb %.9g", n, t, j, tile[4 * t + j], row[j]);
+                        }
+                        tiles++;
+                    }
                 }
             }
     }
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 4 * MAXN);
 }
 
 /* Precision FAST: BF16 weights multiply bf16 activations. The logits move from EXACT's by about
