@@ -9,7 +9,7 @@ LDLIBS  := -lopenblas -lm -lpthread
 BUILD   ?= build
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server examples/score
+EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server examples/score examples/needle
 TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening test_extreme test_unicode test_bpe test_chat
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
@@ -31,13 +31,14 @@ $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
-check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score)
+check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score needle)
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
 	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
 	@echo "== cli"; sh tests/cli.sh $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/bench
 	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
 	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits
+	@echo "== needle"; sh tests/needle.sh $(BUILD)/needle $(BUILD)/tokenize
 
 check-sanitize:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
