@@ -694,8 +694,8 @@ static void heat_color(double v, char *out, size_t cap)
    closes it. */
 static int write_svg(const args *a, const cell *grid, FILE *f)
 {
-    const int cw = 78, ch = 30, left = 86, top = 58, nl = a->n_lengths, nd = a->n_depths;
-    const int width = left + cw * nl + 110, height = top + ch * (nd + 1) + 70;
+    const int cw = 78, ch = 30, left = 86, top = 64, nl = a->n_lengths, nd = a->n_depths;
+    const int width = left + cw * nl + 110 > 640 ? left + cw * nl + 110 : 640, height = top + ch * (nd + 1) + 70;
     srv_buf b;
     char v[32], col[16], title[200];
     int i, j, rc = 0;
