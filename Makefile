@@ -101,7 +101,7 @@ examples/score $(BUILD)/score: examples/textgen.h examples/server_http.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 
-check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score
+check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score $(BUILD)/needle
 	sh tests/valgrind.sh $(BUILD)
 
 # --- Shared library, pkg-config and Python bindings (issue 14) ------------------------------
