@@ -797,7 +797,7 @@ int main(int argc, char **argv)
     int *ids = NULL, ids_cap = 0, *pre = NULL, pre_cap = 0, *gen = NULL;
     float *logits = NULL;
     FILE *svg = NULL;
-    int rc = 1, C, usable, maxL = 0, li, di, s, k, V, first_sample = 1;
+    int rc = 1, C, usable, maxL = 0, li, di, s, k, V, first_sample = 1, warned = 0;
     char msg[256];
     double t0 = now();
 
@@ -946,9 +946,11 @@ int main(int argc, char **argv)
                         fail("cannot encode the prompt", err.message);
                         goto done;
                     }
-                    if (n_pre > n || memcmp(pre, ids, sizeof(int) * (size_t)n_pre))
-                        fprintf(stderr, "needle: warning: the text before the needle encodes differently alone; "
-                                        "its offset may be off by a token\n");
+                    if ((n_pre > n || memcmp(pre, ids, sizeof(int) * (size_t)n_pre)) && !warned) {
+                        fprintf(stderr, "needle: warning: the text before a needle encodes differently alone; "
+                                        "needle_token may be off by a token (said once)\n");
+                        warned = 1;
+                    }
                     needle_tok = n_pre;
                 }
                 if ((needle_len = encode(tok, pr.text.p, pr.needle_end, &pre, &pre_cap, &err)) < 0 ||
