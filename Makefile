@@ -10,7 +10,7 @@ BUILD   ?= build
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server examples/score \
-            examples/attention
+            examples/attention examples/needle
 TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening test_extreme test_unicode test_bpe test_chat
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
@@ -32,7 +32,7 @@ $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
-check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score attention)
+check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score attention needle)
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
 	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
@@ -40,6 +40,7 @@ check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score atten
 	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
 	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits
 	@echo "== attention"; sh tests/attention.sh $(BUILD)/attention
+	@echo "== needle"; sh tests/needle.sh $(BUILD)/needle $(BUILD)/tokenize
 
 check-sanitize:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -104,7 +105,7 @@ examples/attention $(BUILD)/attention: examples/textgen.h examples/server_http.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 
-check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score
+check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score $(BUILD)/needle
 	sh tests/valgrind.sh $(BUILD)
 
 # --- Shared library, pkg-config and Python bindings (issue 14) ------------------------------

@@ -80,6 +80,16 @@ if [ -x "$dir/score" ]; then
     printf 'In the' >"$tmp/short.txt"
     vg 1 "score --ppl, too short" "$dir/score" $model --ppl "$tmp/short.txt"
 fi
+# needle: a small grid with --json --prompts and the SVG, a filler file; refusals
+if [ -x "$dir/needle" ]; then
+    kjv=models/dint-kjv.safetensors # needles need a tokenizer and room
+    vg 0 "needle --json --prompts --svg" "$dir/needle" $kjv --lengths 64,96 --depths 0,100 --needles 2 --asked 2 \
+        --samples 1 --max-tokens 3 --json --prompts --svg "$tmp/n.svg"
+    printf "In the beginning God created the heaven and the earth.\n" >"$tmp/filler.txt"
+    vg 0 "needle --filler" "$dir/needle" $kjv --filler "$tmp/filler.txt" --lengths 80 --depths 50 --needles 1 --samples 1 --max-tokens 2
+    vg 1 "needle a length over the context" "$dir/needle" $kjv --lengths 256
+    vg 1 "needle --svg unwritable" "$dir/needle" $kjv --lengths 64 --needles 1 --svg "$tmp/no/such/x.svg"
+fi
 
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
