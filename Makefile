@@ -102,6 +102,8 @@ examples/server $(BUILD)/server examples/generate $(BUILD)/generate: examples/te
 examples/score $(BUILD)/score: examples/textgen.h examples/server_http.h
 # examples/attention: the same, for its texts and JSON strings
 examples/attention $(BUILD)/attention: examples/textgen.h examples/server_http.h
+# examples/needle: server_http.h's JSON strings
+examples/needle $(BUILD)/needle: examples/server_http.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 
