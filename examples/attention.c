@@ -19,6 +19,8 @@
 #include "../dintattn.h"
 #include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
+#define CLI_PROG "attention"
+#include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */
 
 #include <errno.h>
 #include <limits.h>
@@ -74,15 +76,12 @@ enum { T_W, T_A1, T_A2, T_I, N_TERMS };
 static const char *term_names[N_TERMS] = {"W", "A1", "A2", "I"};
 
 typedef struct args {
-    const char *model, *prompt, *file, *ids, *tokenizer, *layers, *heads, *pos, *svg;
+    cli_engine eng; /* MODEL, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
+    const char *prompt, *file, *ids, *layers, *heads, *pos, *svg;
     const char *span_text[MAX_SPANS];
     int n_span_text;
     int spans[2 * MAX_SPANS], n_spans; /* --span, then the --span-text matches */
-    int json, threads, svg_layer, svg_metric;
-    dintattn_weights weights;
-    dintattn_kernels kernels;
-    dintattn_precision precision;
-    dintattn_kv_type kv;
+    int json, svg_layer, svg_metric;
 } args;
 
 /* What the inspection callback fills. */
@@ -95,20 +94,6 @@ typedef struct collect {
     float *rows;     /* [L * H * N_TERMS * n_keys] the last query position's terms */
     unsigned char *has; /* [L * H * N_TERMS] which terms the row had */
 } collect;
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "attention: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
-}
 
 /* "A:B" with A < B, both non-negative integers; -1 if malformed. */
 static int parse_range(const char *s, int *a, int *b)
@@ -136,12 +121,10 @@ static int metric_parse(const char *s)
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    const char *kernels = getenv("DINTATTN_KERNELS");
-    dintattn_error err;
     int i;
     long v;
     memset(a, 0, sizeof *a);
-    a->threads = 2;
+    cli_engine_init(&a->eng);
     a->svg_layer = -1;
     a->svg_metric = -1;
     for (i = 1; i < argc; i++) {
@@ -149,28 +132,27 @@ static int parse_args(int argc, char **argv, args *a)
         int bad = 0;
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
         if (f[0] != '-') {
-            if (a->model) return fail("more than one MODEL given", f);
-            a->model = f;
+            if (a->eng.model) return cli_fail("more than one MODEL given", f);
+            a->eng.model = f;
             continue;
         }
         if (!strcmp(f, "--json")) {
             a->json = 1;
             continue;
         }
-        if (!val) return fail("missing value for", f);
+        if (!val) return cli_fail("missing value for", f);
         i++;
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) bad = a->prompt != NULL, a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) bad = a->file != NULL, a->file = val;
         else if (!strcmp(f, "--ids")) bad = a->ids != NULL, a->ids = val;
-        else if (!strcmp(f, "--tokenizer")) bad = a->tokenizer != NULL, a->tokenizer = val;
         else if (!strcmp(f, "--layers")) bad = a->layers != NULL, a->layers = val;
         else if (!strcmp(f, "--heads")) bad = a->heads != NULL, a->heads = val;
         else if (!strcmp(f, "--pos")) bad = a->pos != NULL, a->pos = val;
         else if (!strcmp(f, "--svg")) bad = a->svg != NULL || !*val, a->svg = val;
-        else if (!strcmp(f, "--svg-layer")) bad = a->svg_layer >= 0 || parse_long(val, 0, INT_MAX, &v), a->svg_layer = (int)v;
+        else if (!strcmp(f, "--svg-layer")) bad = a->svg_layer >= 0 || cli_parse_long(val, 0, INT_MAX, &v), a->svg_layer = (int)v;
         else if (!strcmp(f, "--svg-metric")) bad = a->svg_metric >= 0 || (a->svg_metric = metric_parse(val)) < 0;
         else if (!strcmp(f, "--span")) {
-            if (a->n_spans + a->n_span_text >= MAX_SPANS) return fail("more than 64 spans", val);
+            if (a->n_spans + a->n_span_text >= MAX_SPANS) return cli_fail("more than 64 spans", val);
             bad = parse_range(val, &a->spans[2 * a->n_spans], &a->spans[2 * a->n_spans + 1]);
             if (bad) {
                 fprintf(stderr, "attention: bad --span '%s': give A:B, token indices with 0 <= A < B\n", val);
@@ -178,26 +160,21 @@ static int parse_args(int argc, char **argv, args *a)
             }
             a->n_spans++;
         } else if (!strcmp(f, "--span-text")) {
-            if (a->n_spans + a->n_span_text >= MAX_SPANS) return fail("more than 64 spans", val);
-            if (!*val) return fail("--span-text", "the text is empty");
+            if (a->n_spans + a->n_span_text >= MAX_SPANS) return cli_fail("more than 64 spans", val);
+            if (!*val) return cli_fail("--span-text", "the text is empty");
             a->span_text[a->n_span_text++] = val;
         }
-        else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
-        else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
-        else return fail("unknown option (see --help)", f);
+        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_TOKENIZER, f, val, NULL)) < 0)
+            return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "attention: bad value '%s' for %s (or given twice; see --help)\n", val, f);
             return 1;
         }
     }
-    if (!a->model) return fail("no MODEL given (see --help)", NULL);
-    if (!!a->prompt + !!a->file + !!a->ids != 1) return fail("give one text: -p TEXT, -f FILE or --ids LIST (see --help)", NULL);
-    if (!a->svg && (a->svg_layer >= 0 || a->svg_metric >= 0)) return fail("--svg-layer and --svg-metric need --svg", NULL);
-    if (kernels && dintattn_kernels_parse(kernels, &a->kernels, &err)) return fail("DINTATTN_KERNELS", err.message);
-    return 0;
+    if (!a->eng.model) return cli_fail("no MODEL given (see --help)", NULL);
+    if (!!a->prompt + !!a->file + !!a->ids != 1) return cli_fail("give one text: -p TEXT, -f FILE or --ids LIST (see --help)", NULL);
+    if (!a->svg && (a->svg_layer >= 0 || a->svg_metric >= 0)) return cli_fail("--svg-layer and --svg-metric need --svg", NULL);
+    return cli_engine_done(&a->eng);
 }
 
 /* "1,3-5" into flags[0..n) (all zero first); returns 0, or 1 (printed). */
@@ -220,7 +197,7 @@ static int parse_list(const char *what, const char *s, int n, unsigned char *fla
         }
         if (b >= n) {
             snprintf(msg, sizeof msg, "%ld is out of range: the model has %d %s (0 to %d)", b, n, what, n - 1);
-            return fail(what[0] == 'l' ? "--layers" : "--heads", msg);
+            return cli_fail(what[0] == 'l' ? "--layers" : "--heads", msg);
         }
         for (; a <= b; a++) flags[a] = 1;
         if (*end == 0) return 0;
@@ -228,93 +205,7 @@ static int parse_list(const char *what, const char *s, int n, unsigned char *fla
         p = end + 1;
     }
     snprintf(msg, sizeof msg, "'%s': give indices and ranges, e.g. 0,2-3", s);
-    return fail(what[0] == 'l' ? "--layers" : "--heads", msg);
-}
-
-/* Reads a whole file ("-": standard input) into a NUL-terminated buffer; *len excludes the NUL.
-   NULL with errno set on failure. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    int bad;
-    if (!f) return NULL;
-    do {
-        if (n + 65536 + 1 > cap) {
-            char *grown = (char *)realloc(buf, cap = 2 * cap + 65536 + 1);
-            if (!grown) {
-                free(buf);
-                if (f != stdin) fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, 65536, f);
-        n += got;
-    } while (got > 0);
-    bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-/* Parses "1,2,3" into a new array; returns the count, or -1 on a malformed list. */
-static int parse_ids(const char *s, int **out)
-{
-    int n = 1, k;
-    const char *p;
-    for (p = s; *p; p++) n += *p == ',';
-    *out = (int *)malloc(sizeof(int) * (size_t)n);
-    if (!*out) return -1;
-    for (p = s, k = 0; k < n; k++) {
-        char *end;
-        long v;
-        errno = 0;
-        v = strtol(p, &end, 10);
-        if (errno || end == p || v < INT_MIN || v > INT_MAX || (*end != ',' && *end != 0)) return -1;
-        (*out)[k] = (int)v;
-        p = end + 1;
-    }
-    return n;
-}
-
-/* The ids of the text (tg_encode) or of --ids, checked against the vocabulary. Returns the
-   count (>= 1), or -1 (printed). */
-static int text_ids(const args *a, const dintattn_tokenizer *tok, int V, int **ids)
-{
-    dintattn_error err;
-    char *text = NULL, msg[160];
-    size_t len = 0;
-    int n, i;
-    *ids = NULL;
-    if (a->ids) {
-        n = parse_ids(a->ids, ids);
-        if (n < 0) return fail("--ids must be comma-separated integers, e.g. 1,2,3", NULL), -1;
-    } else {
-        if (a->file && !(text = read_all(a->file, &len))) return fail(a->file, strerror(errno)), -1;
-        if ((a->file ? len : strlen(a->prompt)) == 0) {
-            free(text);
-            return fail(a->file ? a->file : "-p", "the text is empty"), -1;
-        }
-        n = tg_encode(tok, a->file ? text : a->prompt, a->file ? len : strlen(a->prompt), ids, &err);
-        free(text);
-        if (n < 0) return fail("cannot encode the text", err.message), -1;
-        if (n == 0) return fail(a->file ? a->file : "-p", "the text encodes to no tokens"), -1;
-    }
-    for (i = 0; i < n; i++)
-        if ((*ids)[i] < 0 || (*ids)[i] >= V) {
-            snprintf(msg, sizeof msg, "token id %d (at %d) is outside the model's vocabulary [0, %d)", (*ids)[i], i, V);
-            return fail(a->ids ? "--ids" : "the tokenizer does not fit the model", msg), -1;
-        }
-    return n;
+    return cli_fail(what[0] == 'l' ? "--layers" : "--heads", msg);
 }
 
 /* The bytes of token id as shown (none for a special token such as BOS when skip_special). */
@@ -333,7 +224,7 @@ static int find_span_text(const dintattn_tokenizer *tok, const int *ids, int n, 
     size_t *start = (size_t *)malloc(sizeof(size_t) * ((size_t)n + 1));
     char *text = NULL;
     int i, rc = 1;
-    if (!start) return fail("out of memory", NULL);
+    if (!start) return cli_fail("out of memory", NULL);
     for (i = 0; i < n; i++) {
         if (!dintattn_tokenizer_is_special(tok, ids[i])) token_bytes(tok, ids[i], &len);
         else len = 0;
@@ -343,7 +234,7 @@ static int find_span_text(const dintattn_tokenizer *tok, const int *ids, int n, 
     start[n] = total;
     if (!(text = (char *)malloc(total + 1))) {
         free(start);
-        return fail("out of memory", NULL);
+        return cli_fail("out of memory", NULL);
     }
     for (i = 0; i < n; i++) {
         const char *s = dintattn_tokenizer_is_special(tok, ids[i]) ? NULL : token_bytes(tok, ids[i], &len);
@@ -402,8 +293,8 @@ static void put_f(srv_buf *b, float x)
 
 static int flush_buf(srv_buf *b, FILE *f, const char *name)
 {
-    if (b->nomem) return fail("out of memory for the output", NULL);
-    if ((b->len && fwrite(b->p, 1, b->len, f) != b->len) || fflush(f)) return fail("cannot write", name);
+    if (b->nomem) return cli_fail("out of memory for the output", NULL);
+    if ((b->len && fwrite(b->p, 1, b->len, f) != b->len) || fflush(f)) return cli_fail("cannot write", name);
     b->len = 0;
     return 0;
 }
@@ -510,7 +401,7 @@ static void svg_write(srv_buf *b, const figure *fg)
     const dintattn_config *cfg = fg->cfg;
     const int L = cfg->n_layers, H = cfg->n_heads, nk = fg->c->n_keys, P = fg->pos_to - 1;
     const int metric = fg->metric;
-    const char *name = strrchr(fg->a->model, '/') ? strrchr(fg->a->model, '/') + 1 : fg->a->model;
+    const char *name = strrchr(fg->a->eng.model, '/') ? strrchr(fg->a->eng.model, '/') + 1 : fg->a->eng.model;
     int nl = 0, nh = 0, l, h, k, j, term, n_terms = 0, terms[N_TERMS];
     double vmin = HUGE_VAL, vmax = -HUGE_VAL;
     /* layout */
@@ -701,8 +592,6 @@ int main(int argc, char **argv)
     dintattn_model *model = NULL;
     dintattn_tokenizer *tok = NULL;
     dintattn_session *sess = NULL;
-    dintattn_session_options so;
-    dintattn_load_options lo;
     dintattn_inspect insp;
     const dintattn_config *cfg;
     collect c;
@@ -722,37 +611,33 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    memset(&lo, 0, sizeof lo);
-    lo.weights = a.weights;
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"attention";
-    if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
     cfg = dintattn_model_config(model);
     L = cfg->n_layers, H = cfg->n_heads;
-    if (a.tokenizer ? dintattn_tokenizer_load(a.tokenizer, &tok, &err) : dintattn_tokenizer_from_model(model, &tok, &err)) {
-        tok = NULL;
-        if (!a.ids || a.tokenizer) { /* --ids needs no tokenizer: without one, no token texts */
-            fail(a.tokenizer ? a.tokenizer : a.model, err.message);
-            goto done;
-        }
+    /* --ids needs no tokenizer: without one, no token texts */
+    if (cli_load_tokenizer(&a.eng, model, a.ids != NULL, &tok)) goto done;
+    if ((n = cli_text_ids(a.ids, a.file, a.prompt, tok, cfg->vocab_size, &ids)) < 0) goto done;
+    if (n == 0) {
+        cli_fail(a.file ? a.file : "-p", "the text encodes to no tokens");
+        goto done;
     }
-    if ((n = text_ids(&a, tok, cfg->vocab_size, &ids)) < 0) goto done;
     if (n > cfg->max_seq_len) {
         snprintf(msg, sizeof msg, "%d tokens, more than the model's context of %d", n, cfg->max_seq_len);
-        fail("the text is too long", msg);
+        cli_fail("the text is too long", msg);
         goto done;
     }
     /* query positions */
     pos_from = n - 1, pos_to = n;
     if (a.pos) {
         long p;
-        if (strchr(a.pos, ':') ? parse_range(a.pos, &pos_from, &pos_to) : (parse_long(a.pos, 0, INT_MAX - 1, &p) ? -1 : 0)) {
-            fail("bad --pos", "give P or A:B (query positions [A, B)), non-negative integers with A < B");
+        if (strchr(a.pos, ':') ? parse_range(a.pos, &pos_from, &pos_to) : (cli_parse_long(a.pos, 0, INT_MAX - 1, &p) ? -1 : 0)) {
+            cli_fail("bad --pos", "give P or A:B (query positions [A, B)), non-negative integers with A < B");
             goto done;
         }
         if (!strchr(a.pos, ':')) pos_from = (int)p, pos_to = (int)p + 1;
         if (pos_to > n) {
             snprintf(msg, sizeof msg, "'%s' goes past the text's %d tokens (positions 0 to %d)", a.pos, n, n - 1);
-            fail("--pos", msg);
+            cli_fail("--pos", msg);
             goto done;
         }
     }
@@ -761,11 +646,11 @@ int main(int argc, char **argv)
     for (k = 0; k < a.n_spans; k++)
         if (a.spans[2 * k + 1] > n) {
             snprintf(msg, sizeof msg, "%d:%d goes past the text's %d tokens", a.spans[2 * k], a.spans[2 * k + 1], n);
-            fail("bad --span", msg);
+            cli_fail("bad --span", msg);
             goto done;
         }
     if (a.n_span_text && !tok) {
-        fail("--span-text needs a tokenizer", "the model has none (give --tokenizer, or --span A:B)");
+        cli_fail("--span-text needs a tokenizer", "the model has none (give --tokenizer, or --span A:B)");
         goto done;
     }
     for (k = 0; k < a.n_span_text; k++, a.n_spans++)
@@ -773,7 +658,7 @@ int main(int argc, char **argv)
     /* layers and heads */
     lf = (unsigned char *)malloc((size_t)L), hf = (unsigned char *)malloc((size_t)H);
     if (!lf || !hf) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
     if (a.layers ? parse_list("layers", a.layers, L, lf) : (memset(lf, 1, (size_t)L), 0)) goto done;
@@ -783,14 +668,14 @@ int main(int argc, char **argv)
         if (a.svg_layer >= L || !lf[a.svg_layer]) {
             snprintf(msg, sizeof msg, "%d is not a shown layer (the model has %d layers%s)", a.svg_layer, L,
                      a.layers ? "; --layers must include it" : "");
-            fail("--svg-layer", msg);
+            cli_fail("--svg-layer", msg);
             goto done;
         }
         svg_layer = a.svg_layer;
     }
     metric = a.svg_metric >= 0 ? a.svg_metric : a.n_spans ? M_SPAN : M_NEG_SHARE;
     if (a.svg && !(svg = fopen(a.svg, "wb"))) {
-        fail(a.svg, strerror(errno));
+        cli_fail(a.svg, strerror(errno));
         goto done;
     }
 
@@ -802,19 +687,14 @@ int main(int argc, char **argv)
     c.has = (unsigned char *)calloc((size_t)L * H * N_TERMS, 1);
     mean = (double *)calloc((size_t)L * H * N_METRICS, sizeof(double));
     if (!c.m || !c.count || !c.rows || !c.has || !mean) {
-        fail("out of memory for the rows", NULL);
+        cli_fail("out of memory for the rows", NULL);
         goto done;
     }
-    memset(&so, 0, sizeof so);
-    so.n_ctx = pos_to, so.n_threads = a.threads, so.kernels = a.kernels, so.precision = a.precision, so.kv = a.kv;
-    if (dintattn_session_new(model, &so, &sess, &err)) {
-        fail("cannot start a session", err.message);
-        goto done;
-    }
+    if (cli_session_new(&a.eng, model, pos_to, &sess)) goto done;
     memset(&insp, 0, sizeof insp);
     insp.row = on_row, insp.user = &c, insp.layers = lf, insp.heads = hf, insp.pos_from = pos_from, insp.pos_to = pos_to;
     if (dintattn_session_inspect(sess, &insp, &err) || dintattn_prefill(sess, ids, pos_to, NULL, 0, &err)) {
-        fail("prefill", err.message);
+        cli_fail("prefill", err.message);
         goto done;
     }
     for (l = 0; l < L; l++)
@@ -823,7 +703,7 @@ int main(int argc, char **argv)
             if (!lf[l] || !hf[h]) continue;
             if (c.count[lh] != n_pos) {
                 snprintf(msg, sizeof msg, "layer %d head %d: %d rows inspected, %d expected", l, h, c.count[lh], n_pos);
-                fail("internal error", msg);
+                cli_fail("internal error", msg);
                 goto done;
             }
             for (k = 0; k < N_METRICS; k++) mean[lh * N_METRICS + k] = c.m[lh * N_METRICS + k] / n_pos;
@@ -831,7 +711,7 @@ int main(int argc, char **argv)
 
     if (a.json) {
         srv_buf_str(&out, "{\"model\": ");
-        srv_buf_json_str(&out, a.model, strlen(a.model));
+        srv_buf_json_str(&out, a.eng.model, strlen(a.eng.model));
         srv_buf_printf(&out, ", \"attention\": \"%s\", \"n_layers\": %d, \"n_heads\": %d, \"n_tokens\": %d, \"query_positions\": [%d, %d], "
                              "\"spans\": [", cfg->attention == DINTATTN_ATTN_DINT ? "dint" : cfg->attention == DINTATTN_ATTN_DIFF ? "diff" : "standard",
                        L, H, n, pos_from, pos_to);
@@ -875,7 +755,7 @@ int main(int argc, char **argv)
             }
         srv_buf_str(&out, "\n]}\n");
     } else {
-        srv_buf_printf(&out, "%s: %s attention, %d layers x %d heads; %d tokens; query position%s %d", a.model,
+        srv_buf_printf(&out, "%s: %s attention, %d layers x %d heads; %d tokens; query position%s %d", a.eng.model,
                        cfg->attention == DINTATTN_ATTN_DINT ? "DINT" : cfg->attention == DINTATTN_ATTN_DIFF ? "DIFF" : "standard", L, H, n,
                        n_pos > 1 ? "s" : "", pos_from);
         if (n_pos > 1) srv_buf_printf(&out, "-%d (metrics averaged over %d rows)", pos_to - 1, n_pos);
@@ -909,7 +789,7 @@ int main(int argc, char **argv)
         if (flush_buf(&out, svg, a.svg)) goto done;
         if (fclose(svg)) {
             svg = NULL;
-            fail(a.svg, strerror(errno));
+            cli_fail(a.svg, strerror(errno));
             goto done;
         }
         svg = NULL;

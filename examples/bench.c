@@ -87,6 +87,8 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
+#define CLI_PROG "bench"
+#include "cli.h" /* cli_engine, cli_fail, cli_parse_int, cli_now: what the examples share */
 
 #include <cblas.h>
 #include <errno.h>
@@ -138,50 +140,21 @@ static const char *usage =
     "  -h, --help    this text\n";
 
 typedef struct args {
-    const char *model;
-    int prompt, gen, threads, batch, json;
-    dintattn_weights weights;
-    dintattn_kernels kernels;
-    dintattn_precision precision;
-    dintattn_kv_type kv;
+    cli_engine eng; /* MODEL, --threads, --weights, --precision, --kv, --kernels */
+    int prompt, gen, batch, json;
 } args;
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
 
 /* Returns 0, 1 for an error (printed), 3 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    int i;
-    const char *kernels = getenv("DINTATTN_KERNELS"), *kernels_from = "DINTATTN_KERNELS";
+    int i, r;
     dintattn_error err;
     memset(a, 0, sizeof *a);
-    a->model = DEFAULT_MODEL;
+    cli_engine_init(&a->eng);
+    a->eng.model = DEFAULT_MODEL;
     a->prompt = 512;
     a->gen = 128;
-    a->threads = 2;
-    a->precision = DINTATTN_PRECISION_AUTO;
+    a->eng.precision = DINTATTN_PRECISION_AUTO;
     for (i = 1; i < argc; i++) {
         const char *o = argv[i];
         int *dst = NULL;
@@ -191,7 +164,7 @@ static int parse_args(int argc, char **argv, args *a)
             return 3;
         }
         if (!strcmp(o, "--json")) { a->json = 1; continue; }
-        if (o[0] != '-') { a->model = o; continue; }
+        if (o[0] != '-') { a->eng.model = o; continue; }
         if (strcmp(o, "--weights") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
             strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision") && strcmp(o, "--kv")) {
             fprintf(stderr, "bench: unknown option '%s' (see --help)\n", o);
@@ -201,33 +174,25 @@ static int parse_args(int argc, char **argv, args *a)
             fprintf(stderr, "bench: %s needs a value (see --help)\n", o);
             return 1;
         }
-        if (!strcmp(o, "--weights")) {
-            if (dintattn_weights_parse(argv[++i], &a->weights, &err)) return fail("--weights", err.message);
+        if (!strcmp(o, "--kernels")) { /* checked at the end, as $DINTATTN_KERNELS */
+            a->eng.kernels_text = argv[++i], a->eng.kernels_from = o;
             continue;
         }
-        if (!strcmp(o, "--precision")) {
-            if (dintattn_precision_parse(argv[++i], &a->precision, &err)) return fail("--precision", err.message);
-            continue;
-        }
-        if (!strcmp(o, "--kernels")) {
-            kernels = argv[++i], kernels_from = o;
-            continue;
-        }
-        if (!strcmp(o, "--kv")) {
-            if (dintattn_kv_parse(argv[++i], &a->kv, &err)) return fail("--kv", err.message);
+        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_PRECISION | CLI_KV, o, argv[i + 1], &err)) >= 0) {
+            if (r) return cli_fail(o, err.message);
+            i++;
             continue;
         }
         if (!strcmp(o, "--prompt")) dst = &a->prompt;
         else if (!strcmp(o, "--gen")) dst = &a->gen;
-        else if (!strcmp(o, "--threads")) dst = &a->threads;
+        else if (!strcmp(o, "--threads")) dst = &a->eng.threads;
         else { dst = &a->batch; lo = 0; }
-        if (parse_int(argv[++i], lo, dst == &a->threads ? 1024 : INT_MAX, dst)) {
+        if (cli_parse_int(argv[++i], lo, dst == &a->eng.threads ? 1024 : INT_MAX, dst)) {
             fprintf(stderr, "bench: %s needs an integer >= %ld, not '%s'\n", o, lo, argv[i]);
             return 1;
         }
     }
-    if (kernels && dintattn_kernels_parse(kernels, &a->kernels, &err)) return fail(kernels_from, err.message);
-    return 0;
+    return cli_engine_done(&a->eng);
 }
 
 /* ---- memory read bandwidth ---------------------------------------------------------------- */
@@ -351,14 +316,14 @@ static double bw_pass(float *buf, size_t n, int T, int fill, double *sum)
         job[i].fill = fill;
         job[i].sum = 0;
     }
-    t0 = now();
+    t0 = cli_now();
     for (i = 1; i < T; i++) {
         if (pthread_create(&tid[i], NULL, bw_worker, &job[i])) { ok = 0; break; }
         started++;
     }
     bw_worker(&job[0]);
     for (i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-    t1 = now();
+    t1 = cli_now();
     if (!ok) return -1;
     for (i = 0; i < T; i++) *sum += job[i].sum;
     return t1 - t0;
@@ -413,12 +378,12 @@ typedef double (*peak_fn)(float seed, double secs, double *ops, double *elapsed)
    *elapsed = the seconds (the caller declares int r). */
 #define PEAK_TIMED(BODY, OPS_PER_ITER)                                                                 \
     do {                                                                                               \
-        double t0_ = now(), t_;                                                                        \
+        double t0_ = cli_now(), t_;                                                                        \
         long long it_ = 0;                                                                             \
         do {                                                                                           \
             for (r = 0; r < PEAK_CHUNK; r++) { BODY }                                                  \
             it_ += PEAK_CHUNK;                                                                         \
-            t_ = now() - t0_;                                                                          \
+            t_ = cli_now() - t0_;                                                                          \
         } while (t_ < secs);                                                                           \
         *ops = (double)it_ * (OPS_PER_ITER);                                                           \
         *elapsed = t_;                                                                                 \
@@ -670,10 +635,10 @@ static double measure_sgemm(const shape *s, int ns, int M)
     for (k = 0; k < ns; k++) {
         double best = 1e30;
         for (rep = 0; rep < GEMM_REPS; rep++) {
-            double t0 = now(), t;
+            double t0 = cli_now(), t;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, s[k].N, s[k].K, 1.0f, A, s[k].K, B, s[k].K,
                         0.0f, C, s[k].N);
-            t = now() - t0;
+            t = cli_now() - t0;
             if (t < best) best = t;
         }
         flops += 2.0 * M * s[k].K * (double)s[k].N * (double)s[k].count;
@@ -697,10 +662,10 @@ static int sgemm_only(int argc, char **argv)
     const char *p;
     int M, T, ns = 0, cap = 1;
     double g;
-    if (argc != 5 || parse_int(argv[2], 1, INT_MAX, &M) || parse_int(argv[3], 1, 1024, &T))
-        return fail("--sgemm-only M T K:N:COUNT,...", "bad arguments");
+    if (argc != 5 || cli_parse_int(argv[2], 1, INT_MAX, &M) || cli_parse_int(argv[3], 1, 1024, &T))
+        return cli_fail("--sgemm-only M T K:N:COUNT,...", "bad arguments");
     for (p = argv[4]; *p; p++) cap += *p == ',';
-    if (!(s = (shape *)malloc(sizeof *s * (size_t)cap))) return fail("out of memory", NULL);
+    if (!(s = (shape *)malloc(sizeof *s * (size_t)cap))) return cli_fail("out of memory", NULL);
     for (p = argv[4]; *p;) {
         long long K, N, count;
         char *end;
@@ -715,12 +680,12 @@ static int sgemm_only(int argc, char **argv)
     }
     if (*p || !ns) {
         free(s);
-        return fail("--sgemm-only", "bad shape list");
+        return cli_fail("--sgemm-only", "bad shape list");
     }
     openblas_set_num_threads(T);
     g = measure_sgemm(s, ns, M);
     free(s);
-    if (g <= 0) return fail("sgemm test failed (out of memory)", NULL);
+    if (g <= 0) return cli_fail("sgemm test failed (out of memory)", NULL);
     printf("%.6f\n", g);
     return 0;
 }
@@ -911,15 +876,10 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     int t, i, agree = 0, rc = 1;
     memset(out, 0, sizeof *out);
     if (!a || !b || !la || !lb) goto done;
-    memset(&so, 0, sizeof so);
-    so.n_ctx = q;
-    so.n_threads = arg->threads;
-    so.kernels = arg->kernels;
-    so.precision = arg->precision;
-    so.kv = arg->kv;
+    cli_session_options(&arg->eng, q, &so);
     /* the tested model first: its session's size is part of what the reference will need */
     if (dintattn_session_new(test, &so, &s, &err) || dintattn_prefill(s, prompt, q, b, 1, &err)) {
-        fail("quality", err.message);
+        cli_fail("quality", err.message);
         goto done;
     }
     need = 4.0 * (double)dintattn_model_params(test) + (double)dintattn_session_bytes(s);
@@ -930,8 +890,8 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     /* the file as stored costs little (mapped in place) and says what the f32 copy would add */
     memset(&lo, 0, sizeof lo);
     lo.weights = DINTATTN_WEIGHTS_FILE;
-    if (dintattn_model_load(arg->model, &lo, &ref, &err)) {
-        fail("quality: reference", err.message);
+    if (dintattn_model_load(arg->eng.model, &lo, &ref, &err)) {
+        cli_fail("quality: reference", err.message);
         goto done;
     }
     held_type(ref, file_type, sizeof file_type);
@@ -942,8 +902,8 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
         dintattn_model_free(ref);
         ref = NULL;
         lo.weights = DINTATTN_WEIGHTS_F32;
-        if (dintattn_model_load(arg->model, &lo, &ref, &err)) {
-            fail("quality: f32 reference", err.message);
+        if (dintattn_model_load(arg->eng.model, &lo, &ref, &err)) {
+            cli_fail("quality: f32 reference", err.message);
             goto done;
         }
         snprintf(out->ref, sizeof out->ref, "f32");
@@ -962,7 +922,7 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     so.precision = DINTATTN_PRECISION_EXACT;
     so.kv = DINTATTN_KV_F32;
     if (dintattn_session_new(ref, &so, &s, &err) || dintattn_prefill(s, prompt, q, a, 1, &err)) {
-        fail("quality: reference", err.message);
+        cli_fail("quality: reference", err.message);
         goto done;
     }
     for (t = 0; t < q; t++) {
@@ -991,7 +951,7 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     out->ppl = q > 1 ? exp(nll_b / (q - 1)) : 0;
     rc = 0;
 done:
-    if (rc && !(a && b && la && lb)) fail("quality: out of memory", NULL);
+    if (rc && !(a && b && la && lb)) cli_fail("quality: out of memory", NULL);
     dintattn_session_free(s);
     dintattn_model_free(ref);
     free(a);
@@ -1051,7 +1011,6 @@ int main(int argc, char **argv)
     dintattn_model *model = NULL;
     dintattn_session *sess = NULL;
     dintattn_session_options so;
-    dintattn_load_options lo;
     const dintattn_config *c;
     quality qual;
     shape *shapes = NULL;
@@ -1068,14 +1027,11 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "--sgemm-only")) return sgemm_only(argc, argv);
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;
-    openblas_set_num_threads(a.threads);
+    openblas_set_num_threads(a.eng.threads);
 
-    t0 = now();
-    memset(&lo, 0, sizeof lo);
-    lo.weights = a.weights;
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"bench";
-    if (dintattn_model_load(a.model, &lo, &model, &err) != DINTATTN_OK) return fail(a.model, err.message);
-    load_s = now() - t0;
+    t0 = cli_now();
+    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
+    load_s = cli_now() - t0;
     c = dintattn_model_config(model);
     factored = dintattn_model_qk_factored(model);
     held_type(model, held, sizeof held);
@@ -1088,26 +1044,21 @@ int main(int argc, char **argv)
     N = a.prompt < ctx - M ? a.prompt : ctx - M;
     if (N < 1 || M < 1) {
         dintattn_model_free(model);
-        return fail("the model's context is too short to benchmark", NULL);
+        return cli_fail("the model's context is too short to benchmark", NULL);
     }
 
-    memset(&so, 0, sizeof so);
-    so.n_ctx = N + M;
-    so.n_threads = a.threads;
+    cli_session_options(&a.eng, N + M, &so);
     so.n_batch = a.batch;
-    so.kernels = a.kernels;
-    so.precision = a.precision;
-    so.kv = a.kv;
     if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) {
         dintattn_model_free(model);
-        return fail("session", err.message);
+        return cli_fail("session", err.message);
     }
     kernels = dintattn_kernels_name(dintattn_session_kernels(sess));
     precision = dintattn_precision_name(dintattn_session_precision(sess));
     prompt = (int *)malloc(sizeof(int) * (size_t)N);
     logits = (float *)malloc(sizeof(float) * (size_t)c->vocab_size);
     if (!prompt || !logits) {
-        rc = fail("out of memory", NULL);
+        rc = cli_fail("out of memory", NULL);
         goto done;
     }
     for (i = 0; i < N; i++) {  /* splitmix64 draws: a fixed, vocabulary-wide prompt */
@@ -1120,22 +1071,22 @@ int main(int argc, char **argv)
     /* warm-up (page faults, thread pools), then the timed runs from an empty cache */
     if (dintattn_prefill(sess, prompt, N < 8 ? N : 8, logits, 0, &err) != DINTATTN_OK ||
         dintattn_decode(sess, argmax(logits, c->vocab_size), logits, &err) != DINTATTN_OK) {
-        rc = fail("warm-up", err.message);
+        rc = cli_fail("warm-up", err.message);
         goto done;
     }
     dintattn_session_reset(sess);
 
-    t0 = now();
+    t0 = cli_now();
     if (dintattn_prefill(sess, prompt, N, logits, 0, &err) != DINTATTN_OK) {
-        rc = fail("prefill", err.message);
+        rc = cli_fail("prefill", err.message);
         goto done;
     }
-    prefill_s = now() - t0;
+    prefill_s = cli_now() - t0;
     /* Decode in BW_ROUNDS rounds, each just after a bandwidth measurement: on a shared machine the
        bandwidth drifts by tens of percent over seconds, so each round is held against its own. */
     wbytes = (double)dintattn_model_weight_bytes(model);
-    if (bw_open(&bwb, a.threads, &checksum)) {
-        rc = fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
+    if (bw_open(&bwb, a.eng.threads, &checksum)) {
+        rc = cli_fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
         goto done;
     }
     decode_s = limit_s = limit_kv_s = bw = 0;
@@ -1143,9 +1094,9 @@ int main(int argc, char **argv)
     bw_max = 0;
     for (i = 0; i < M; i++) {
         if (i * BW_ROUNDS / M != (i - 1) * BW_ROUNDS / M || i == 0) {
-            bw = bw_best(&bwb, a.threads, BW_PASSES, &checksum);
+            bw = bw_best(&bwb, a.eng.threads, BW_PASSES, &checksum);
             if (bw <= 0) {
-                rc = fail("bandwidth test failed (no threads)", NULL);
+                rc = cli_fail("bandwidth test failed (no threads)", NULL);
                 goto done;
             }
             bw_min = bw < bw_min ? bw : bw_min;
@@ -1154,12 +1105,12 @@ int main(int argc, char **argv)
         limit_s += wbytes / (bw * 1e9);
         limit_kv_s += (wbytes + dintattn_session_kv_bytes(sess, N + i + 1)) / (bw * 1e9);
         tok = argmax(logits, c->vocab_size);
-        t0 = now();
+        t0 = cli_now();
         if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) {
-            rc = fail("decode", err.message);
+            rc = cli_fail("decode", err.message);
             goto done;
         }
-        decode_s += now() - t0;
+        decode_s += cli_now() - t0;
     }
     kv_mean = dintattn_session_kv_bytes(sess, N + (M + 1) / 2);
     dintattn_session_free(sess);
@@ -1173,8 +1124,8 @@ int main(int argc, char **argv)
     /* what bf16 / q8 / q4 weights or a bf16 / q8 KV cache change, against f32 weights and cache (or
        the file's weights, see measure_quality) */
     memset(&qual, 0, sizeof qual);
-    if ((a.weights == DINTATTN_WEIGHTS_BF16 || a.weights == DINTATTN_WEIGHTS_Q8 || a.weights == DINTATTN_WEIGHTS_Q4 ||
-         a.kv != DINTATTN_KV_F32) &&
+    if ((a.eng.weights == DINTATTN_WEIGHTS_BF16 || a.eng.weights == DINTATTN_WEIGHTS_Q8 || a.eng.weights == DINTATTN_WEIGHTS_Q4 ||
+         a.eng.kv != DINTATTN_KV_F32) &&
         measure_quality(&a, model, prompt, N < 128 ? N : 128, &qual)) {
         rc = 1;
         goto done;
@@ -1185,14 +1136,14 @@ int main(int argc, char **argv)
     ns = layer_shapes(model, &shapes);
     gemm = ns > 0 ? measure_sgemm(shapes, ns, N) : 0;
     if (gemm <= 0) {
-        rc = fail("sgemm test failed (out of memory)", NULL);
+        rc = cli_fail("sgemm test failed (out of memory)", NULL);
         goto done;
     }
     coretype = getenv(CORETYPE);
-    gemm_unset = coretype ? sgemm_unset(shapes, ns, N, a.threads, why, sizeof why) : gemm;
+    gemm_unset = coretype ? sgemm_unset(shapes, ns, N, a.eng.threads, why, sizeof why) : gemm;
     for (k = 0; k < PEAK_KINDS; k++) {
         peak_fn fn = peak_pick(k, &peak_isa[k]);
-        peak[k] = fn ? peak_run(fn, a.threads) : 0;
+        peak[k] = fn ? peak_run(fn, a.eng.threads) : 0;
     }
 
     params = dintattn_model_params(model);
@@ -1207,10 +1158,10 @@ int main(int argc, char **argv)
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
         double f_int8 = int8_held && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
         double f_bf16 = bf16_held && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
-        const char *wname = dintattn_weights_name(a.weights);
+        const char *wname = dintattn_weights_name(a.eng.weights);
         if (a.json) {
             printf("{\"model\": ");
-            json_string(a.model);
+            json_string(a.eng.model);
             printf(", \"attention\": \"%s\", \"qk_rank\": %d, \"qk_factored\": %d, \"dim\": %d, \"n_layers\": %d, "
                    "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
                    "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
@@ -1225,7 +1176,7 @@ int main(int argc, char **argv)
                                                           : "dint",
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.kv), kernels, a.threads, a.batch, N, M,
+                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.eng.kv), kernels, a.eng.threads, a.batch, N, M,
                    load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
             json_num("bandwidth_1thread_gb_s", "%.3f", bw1, bw1 > 0);
             printf(", \"sgemm_gflop_s\": %.3f", gemm);
@@ -1256,7 +1207,7 @@ int main(int argc, char **argv)
             json_num("ppl", "%.6g", qual.ppl, qual.tokens > 1);
             printf("}\n");
         } else {
-            printf("model      %s\n", a.model);
+            printf("model      %s\n", a.eng.model);
             printf("config     %s, dim %d, %d layers, %d heads of %d (v %d), k1/q2/k2/v heads %d/%d/%d/%d, "
                    "qk_rank %d%s, ffn %d, vocab %d, context %d, %.1fM params\n",
                    attention_name(c), c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim, c->n_k1_heads,
@@ -1264,8 +1215,8 @@ int main(int argc, char **argv)
                    c->hidden_dim, c->vocab_size, c->max_seq_len, (double)params / 1e6);
             printf("threads    %d (session and OpenBLAS); kernels %s; weights %s (%s; the layers' matrices held as "
                    "%s); precision %s (Q/K accumulate in double); KV cache %s\n",
-                   a.threads, kernels, wname, a.weights ? "converted at load" : "as stored", held, precision,
-                   dintattn_kv_name(a.kv));
+                   a.eng.threads, kernels, wname, a.eng.weights ? "converted at load" : "as stored", held, precision,
+                   dintattn_kv_name(a.eng.kv));
             printf("load       %.3f s\n", load_s);
             printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
                    "(%.3f GFLOP; attention adds %.3f GFLOP, not counted)\n",
@@ -1276,7 +1227,7 @@ int main(int argc, char **argv)
             printf("machine    memory read %.2f GB/s (%d threads over %d MiB, 8 %s accumulators a thread, best of %d "
                    "passes before each of %d decode rounds: %.2f to %.2f); 1 thread: %.2f GB/s (once, after the "
                    "decode; not in the ratios)\n",
-                   bw, a.threads, (int)(bwb.bytes >> 20), bw_isa(), BW_PASSES, BW_ROUNDS, bw_min, bw_max, bw1);
+                   bw, a.eng.threads, (int)(bwb.bytes >> 20), bw_isa(), BW_PASSES, BW_ROUNDS, bw_min, bw_max, bw1);
             if (!coretype)
                 printf("sgemm      %.2f GFLOP/s with " CORETYPE " unset (OpenBLAS's own choice)", gemm);
             else if (gemm_unset > 0)
@@ -1285,10 +1236,10 @@ int main(int argc, char **argv)
             else
                 printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); with " CORETYPE
                        " unset: not measured, the child run failed (%s)", gemm, coretype, why);
-            printf("; at M = %d over the layers' shapes, %d threads\n", N, a.threads);
+            printf("; at M = %d over the layers' shapes, %d threads\n", N, a.eng.threads);
             printf("peak       f32 FMA %s, bf16 dot %s, int8 dot %s (register-only, %d threads; %s, %s, %s)\n",
                    rate_text(t1, sizeof t1, peak[PEAK_F32], "GFLOP/s"), rate_text(t2, sizeof t2, peak[PEAK_BF16], "GFLOP/s"),
-                   rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), a.threads, peak_isa[PEAK_F32],
+                   rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), a.eng.threads, peak_isa[PEAK_F32],
                    peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16",
                    peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni");
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
@@ -1306,14 +1257,14 @@ int main(int argc, char **argv)
             }
             printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s%s)\n",
                    held, precision,
-                   (int8_held || bf16_held) && a.precision == DINTATTN_PRECISION_EXACT ? ": products in f32" : "");
+                   (int8_held || bf16_held) && a.eng.precision == DINTATTN_PRECISION_EXACT ? ": products in f32" : "");
             if (qual.skipped)
                 printf("quality    skipped: %s\n", qual.note);
             else if (qual.tokens)
                 printf("quality    %s weights, %s KV cache vs %s weights, f32 cache, over %d prompt positions: logits "
                        "rel. RMS diff %.3g, max |diff| %.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt "
                        "perplexity %.4g vs %.4g%s%s%s\n",
-                       wname, dintattn_kv_name(a.kv), qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
+                       wname, dintattn_kv_name(a.eng.kv), qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
                        qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
         }
     }

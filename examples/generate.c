@@ -23,6 +23,8 @@
 #include "../dintattn.h"
 #include "server_http.h" /* srv_buf, srv_utf8_partial (textgen.h uses it) */
 #include "textgen.h"
+#define CLI_PROG "generate"
+#include "cli.h" /* cli_engine, cli_fail, cli_parse_*: what the examples share */
 
 #include <ctype.h>
 #include <errno.h>
@@ -86,52 +88,22 @@ static const char *usage =
     "                      \"drops the reasoning\" for them; each turn then prefills all again)\n";
 
 typedef struct args {
-    const char *model, *prompt, *prompt_file, *tokenizer, *system;
-    int n, threads, has_seed, ctx;
+    cli_engine eng; /* MODEL, --ctx, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
+    const char *prompt, *prompt_file, *system;
+    int n, has_seed;
     int chat, think_hide, think_drop, think_set; /* --chat, --think hide, --think-history drop */
-    dintattn_weights weights;
-    dintattn_kernels kernels;
-    dintattn_precision precision;
-    dintattn_kv_type kv;
     unsigned long long seed;  /* with has_seed */
     dintattn_sampler_options sampling;
 } args;
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "generate: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
-}
-
-static int parse_float(const char *s, float lo, float hi, float *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
-    *out = (float)v;
-    return 0;
-}
 
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
     int i;
     long v;
-    const char *kernels = getenv("DINTATTN_KERNELS");
-    dintattn_error err;
     memset(a, 0, sizeof *a);
+    cli_engine_init(&a->eng);
     a->n = 256;
-    a->threads = 2;
     a->sampling.temperature = 0.8f;
     a->sampling.top_k = 40;
     a->sampling.top_p = 0.95f;
@@ -142,87 +114,48 @@ static int parse_args(int argc, char **argv, args *a)
         int bad = 0;
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
         if (f[0] != '-') {
-            if (a->model) return fail("more than one MODEL given", f);
-            a->model = f;
+            if (a->eng.model) return cli_fail("more than one MODEL given", f);
+            a->eng.model = f;
             continue;
         }
         if (!strcmp(f, "--chat")) {
             a->chat = 1;
             continue;
         }
-        if (!val) return fail("missing value for", f);
+        if (!val) return cli_fail("missing value for", f);
         i++;
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) a->prompt_file = val;
-        else if (!strcmp(f, "--tokenizer")) a->tokenizer = val;
+        else if (!strcmp(f, "--tokenizer")) a->eng.tokenizer = val; /* the last one given */
         else if (!strcmp(f, "--system")) a->system = val;
         else if (!strcmp(f, "--think"))
             bad = strcmp(val, "show") && strcmp(val, "hide"), a->think_hide = !strcmp(val, "hide"), a->think_set = 1;
         else if (!strcmp(f, "--think-history"))
             bad = strcmp(val, "keep") && strcmp(val, "drop"), a->think_drop = !strcmp(val, "drop"), a->think_set = 1;
-        else if (!strcmp(f, "--ctx")) bad = parse_long(val, 1, INT_MAX, &v), a->ctx = (int)v;
-        else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "-n")) bad = parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
-        else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
-        else if (!strcmp(f, "--top-k")) bad = parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
-        else if (!strcmp(f, "--temp")) bad = parse_float(val, 0, 100, &a->sampling.temperature);
-        else if (!strcmp(f, "--top-p")) bad = parse_float(val, 0, 1, &a->sampling.top_p);
-        else if (!strcmp(f, "--min-p")) bad = parse_float(val, 0, 1, &a->sampling.min_p);
-        else if (!strcmp(f, "--repeat-penalty")) bad = parse_float(val, 0, 100, &a->sampling.repeat_penalty);
+        else if (!strcmp(f, "-n")) bad = cli_parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
+        else if (!strcmp(f, "--top-k")) bad = cli_parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
+        else if (!strcmp(f, "--temp")) bad = cli_parse_float(val, 0, 100, &a->sampling.temperature);
+        else if (!strcmp(f, "--top-p")) bad = cli_parse_float(val, 0, 1, &a->sampling.top_p);
+        else if (!strcmp(f, "--min-p")) bad = cli_parse_float(val, 0, 1, &a->sampling.min_p);
+        else if (!strcmp(f, "--repeat-penalty")) bad = cli_parse_float(val, 0, 100, &a->sampling.repeat_penalty);
         else if (!strcmp(f, "--seed")) {
             char *end;
             errno = 0;
             a->seed = strtoull(val, &end, 10);
             bad = errno || end == val || *end || val[0] == '-';
             a->has_seed = 1;
-        } else return fail("unknown option (see --help)", f);
+        } else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX, f, val, NULL)) < 0)
+            return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "generate: bad value '%s' for %s (see --help)\n", val, f);
             return 1;
         }
     }
-    if (a->prompt && a->prompt_file) return fail("give -p or -f, not both", NULL);
-    if (a->chat && (a->prompt || a->prompt_file)) return fail("--chat reads the conversation from stdin: no -p or -f", NULL);
-    if (!a->chat && a->system) return fail("--system is for --chat", NULL);
-    if (!a->chat && a->think_set) return fail("--think and --think-history are for --chat", NULL);
-    if (kernels && dintattn_kernels_parse(kernels, &a->kernels, &err)) return fail("DINTATTN_KERNELS", err.message);
-    return 0;
-}
-
-/* Reads a whole file into a NUL-terminated buffer; *len excludes the NUL. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    if (!f) return NULL;
-    do {
-        if (n + 4096 + 1 > cap) {
-            char *grown = (char *)realloc(buf, cap = 2 * cap + 4096 + 1);
-            if (!grown) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, 4096, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    if (a->prompt && a->prompt_file) return cli_fail("give -p or -f, not both", NULL);
+    if (a->chat && (a->prompt || a->prompt_file)) return cli_fail("--chat reads the conversation from stdin: no -p or -f", NULL);
+    if (!a->chat && a->system) return cli_fail("--system is for --chat", NULL);
+    if (!a->chat && a->think_set) return cli_fail("--think and --think-history are for --chat", NULL);
+    return cli_engine_done(&a->eng);
 }
 
 static void emit(const dintattn_tokenizer *tok, int id)
@@ -360,17 +293,17 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
     memset(&cache, 0, sizeof cache);
     memset(&out, 0, sizeof out);
     n_ctx = dintattn_model_config(model)->max_seq_len;
-    if (a->ctx > 0 ? a->ctx < n_ctx : n_ctx > DEFAULT_CHAT_CTX) n_ctx = a->ctx > 0 ? a->ctx : DEFAULT_CHAT_CTX;
+    if (a->eng.ctx > 0 ? a->eng.ctx < n_ctx : n_ctx > DEFAULT_CHAT_CTX) n_ctx = a->eng.ctx > 0 ? a->eng.ctx : DEFAULT_CHAT_CTX;
     /* the template's pieces this needs: the assistant's prefix (a reply's text in the cache comes
        after the generation prompt, which begins with it) and the generation prompt */
     if (!(gen_prompt = format_chat(model, NULL, 0, 1, &len, &err))) {
-        fail("the chat template", err.message);
+        cli_fail("the chat template", err.message);
         goto done;
     }
     probe[0].role = "assistant";
     probe[0].content = marker;
     if (!(text = format_chat(model, probe, 1, 0, &len, &err))) {
-        fail("the chat template cannot format a reply", err.message);
+        cli_fail("the chat template cannot format a reply", err.message);
         goto done;
     }
     p_a = strstr(text, marker) ? (size_t)(strstr(text, marker) - text) : 0;
@@ -386,13 +319,13 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         probe[1].role = "user";
         probe[1].content = "";
         if (!(text = format_chat(model, probe, 2, 1, &len, &err))) {
-            fail("--system", err.message);
+            cli_fail("--system", err.message);
             goto done;
         }
         free(text);
         text = NULL;
         if (conv_add(&conv, "system", a->system, strlen(a->system))) {
-            fail("out of memory", NULL);
+            cli_fail("out of memory", NULL);
             goto done;
         }
     }
@@ -400,21 +333,16 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
     if (plain) tg_stops_add(&stops, "\n", 1);
     else tg_stops_add_template(&stops, model);
 
-    memset(&so, 0, sizeof so);
-    so.n_threads = a->threads;
-    so.kernels = a->kernels;
-    so.precision = a->precision;
-    so.kv = a->kv;
-    so.n_ctx = n_ctx;
+    cli_session_options(&a->eng, n_ctx, &so);
     a->sampling.seed = a->has_seed ? a->seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) || dintattn_sampler_new(V, &a->sampling, &sampler, &err)) {
-        fail("cannot start", err.message);
+        cli_fail("cannot start", err.message);
         goto done;
     }
     logits = (float *)malloc(sizeof(float) * (size_t)V);
     cache.ids = (int *)malloc(sizeof(int) * (size_t)n_ctx);
     if (!logits || !cache.ids) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
     if (interactive) { /* Ctrl-C ends the reply being written; at the prompt, the conversation */
@@ -424,7 +352,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
     }
-    fprintf(stderr, "generate: chat with %s: context %d tokens, %s, seed %llu, kernels %s\n", a->model, n_ctx,
+    fprintf(stderr, "generate: chat with %s: context %d tokens, %s, seed %llu, kernels %s\n", a->eng.model, n_ctx,
             plain ? "no chat template (plain turns: a line each)" : "the model's chat template", a->sampling.seed,
             dintattn_kernels_name(dintattn_session_kernels(sess)));
 
@@ -449,12 +377,12 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         for (i = 0; i < got && isspace((unsigned char)line[i]); i++) {}
         if (i == got) continue; /* an empty line */
         if (conv_add(&conv, "user", line, (size_t)got)) {
-            fail("out of memory", NULL);
+            cli_fail("out of memory", NULL);
             goto done;
         }
         turn++;
         if (!(text = format_chat(model, conv.m, conv.n, 1, &len, &err))) {
-            fail("cannot format the conversation", err.message);
+            cli_fail("cannot format the conversation", err.message);
             goto done;
         }
         n_ids = tg_encode(tok, text, len, &ids, &err);
@@ -462,7 +390,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         text = NULL;
         if (n_ids < 0) {
             free(ids);
-            fail("cannot encode the conversation", err.message);
+            cli_fail("cannot encode the conversation", err.message);
             goto done;
         }
         if (n_ids >= n_ctx) {
@@ -479,16 +407,16 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         for (i = 0; i < n_ids; i++)
             if (ids[i] < 0 || ids[i] >= V) {
                 free(ids);
-                fail("the tokenizer produced an id outside the model's vocabulary", NULL);
+                cli_fail("the tokenizer produced an id outside the model's vocabulary", NULL);
                 goto done;
             }
         had = cache.n;
         common = tg_common_prefix(cache.ids, cache.n, ids, n_ids);
-        t0 = now();
+        t0 = cli_now();
         reused = tg_cache_load(&cache, sess, ids, n_ids, logits, &err);
         if (reused < 0) {
             free(ids);
-            fail("prefill", err.message);
+            cli_fail("prefill", err.message);
             goto done;
         }
         if (had > 0 && reused == 0)
@@ -497,7 +425,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         dintattn_sampler_reset(sampler); /* as a fresh process: the seed's sequence, the prompt's ids */
         for (i = 0; i < n_ids; i++) dintattn_sampler_accept(sampler, ids[i]);
         free(ids);
-        t1 = now();
+        t1 = cli_now();
 
         /* the reply, streamed: stop strings and unfinished characters held back until known */
         out.len = 0;
@@ -528,7 +456,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
             bytes = dintattn_tokenizer_token(tok, next, &blen);
             if (bytes) srv_buf_add(&out, bytes, blen);
             if (out.nomem) {
-                fail("out of memory", NULL);
+                cli_fail("out of memory", NULL);
                 goto done;
             }
             at = tg_stops_find_new(&stops, out.p, out.len, before, sh.done);
@@ -540,14 +468,14 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
             show_upto(&sh, out.p, tg_stops_safe_end(&stops, out.p, out.len), 0);
             fflush(stdout);
             if (tg_cache_decode(&cache, sess, next, logits, &err)) {
-                fail("decode", err.message);
+                cli_fail("decode", err.message);
                 goto done;
             }
         }
         show_upto(&sh, out.p ? out.p : "", out.len, 1);
         putchar('\n');
         fflush(stdout);
-        t2 = now();
+        t2 = cli_now();
 
         /* the reply as the conversation holds it: after the assistant's prefix comes what the
            generation prompt added to it (so the cache stays a prefix), then the reply */
@@ -568,7 +496,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
             }
             if (content.nomem || conv_add(&conv, "assistant", content.p ? content.p : "", content.len)) {
                 srv_buf_free(&content);
-                fail("out of memory", NULL);
+                cli_fail("out of memory", NULL);
                 goto done;
             }
             srv_buf_free(&content);
@@ -605,7 +533,6 @@ int main(int argc, char **argv)
     dintattn_session *sess = NULL;
     dintattn_sampler *sampler = NULL;
     dintattn_session_options so;
-    dintattn_load_options lo;
     char *text = NULL;
     size_t text_len = 0;
     int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, n_ctx, V;
@@ -618,86 +545,75 @@ int main(int argc, char **argv)
         return 0;
     }
     if (i) return 1;
-    if (!a.model) {
+    if (!a.eng.model) {
         /* the shipped model, from the repository root or next to examples/ */
         static char beside[4096];
         const char *slash = strrchr(argv[0], '/');
-        a.model = DEFAULT_MODEL;
+        a.eng.model = DEFAULT_MODEL;
         if (slash && access(DEFAULT_MODEL, R_OK) != 0) {
             snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv[0]), argv[0]);
-            a.model = beside;
+            a.eng.model = beside;
         }
     }
-    memset(&lo, 0, sizeof lo);
-    lo.weights = a.weights;
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"generate";
-    if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
-    if ((a.tokenizer ? dintattn_tokenizer_load(a.tokenizer, &tok, &err) : dintattn_tokenizer_from_model(model, &tok, &err))) {
-        fail(a.tokenizer ? a.tokenizer : a.model, err.message);
-        goto done;
-    }
+    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done;
     if (a.chat) {
         rc = run_chat(&a, model, tok);
         goto done;
     }
     if (a.prompt_file) {
-        text = read_all(a.prompt_file, &text_len);
+        text = cli_read_file(a.prompt_file, &text_len);
         if (!text) {
-            fail(a.prompt_file, strerror(errno));
+            cli_fail(a.prompt_file, strerror(errno));
             goto done;
         }
     }
     n_ctx = dintattn_model_config(model)->max_seq_len;
-    if (a.ctx > 0 && a.ctx < n_ctx) n_ctx = a.ctx;
+    if (a.eng.ctx > 0 && a.eng.ctx < n_ctx) n_ctx = a.eng.ctx;
     V = dintattn_model_config(model)->vocab_size;
     n_ids = tg_encode(tok, text ? text : a.prompt ? a.prompt : "", text ? text_len : a.prompt ? strlen(a.prompt) : 0, &ids,
                       &err);
     if (n_ids < 0) {
-        fail("cannot encode the prompt", err.message);
+        cli_fail("cannot encode the prompt", err.message);
         goto done;
     }
     if (n_ids == 0) {
-        fail("empty prompt, and the model has no BOS token to start from", NULL);
+        cli_fail("empty prompt, and the model has no BOS token to start from", NULL);
         goto done;
     }
     if (n_ids >= n_ctx) {
         char msg[128];
         snprintf(msg, sizeof msg, "%d tokens, the context holds %d", n_ids, n_ctx);
-        fail("prompt too long", msg);
+        cli_fail("prompt too long", msg);
         goto done;
     }
-    memset(&so, 0, sizeof so);
-    so.n_threads = a.threads;
-    so.kernels = a.kernels;
-    so.precision = a.precision;
-    so.kv = a.kv;
-    so.n_ctx = a.n < n_ctx - n_ids ? n_ids + a.n : n_ctx; /* room for the prompt and -n tokens */
+    cli_session_options(&a.eng, a.n < n_ctx - n_ids ? n_ids + a.n : n_ctx, &so); /* room for the prompt and -n tokens */
     a.sampling.seed = a.has_seed ? a.seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) ||
         dintattn_sampler_new(V, &a.sampling, &sampler, &err)) {
-        fail("cannot start", err.message);
+        cli_fail("cannot start", err.message);
         goto done;
     }
     for (i = 0; i < n_ids; i++) {
         if (ids[i] >= V) {
-            fail("the tokenizer produced an id outside the model's vocabulary", NULL);
+            cli_fail("the tokenizer produced an id outside the model's vocabulary", NULL);
             goto done;
         }
         dintattn_sampler_accept(sampler, ids[i]);
     }
     logits = (float *)malloc(sizeof(float) * (size_t)V);
     if (!logits) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
     fwrite(text ? text : a.prompt ? a.prompt : "", 1, text ? text_len : a.prompt ? strlen(a.prompt) : 0, stdout);
     fflush(stdout);
-    t0 = now();
+    t0 = cli_now();
     if (dintattn_prefill(sess, ids, n_ids, logits, 0, &err)) {
-        fail("prefill", err.message);
+        cli_fail("prefill", err.message);
         goto done;
     }
-    t1 = now();
+    t1 = cli_now();
     while (n_gen < a.n) {
         int next = dintattn_sampler_sample(sampler, logits);
         if (dintattn_tokenizer_is_eos(tok, next)) break; /* any of the model's EOS ids */
@@ -706,11 +622,11 @@ int main(int argc, char **argv)
         dintattn_sampler_accept(sampler, next);
         if (dintattn_session_pos(sess) >= dintattn_session_n_ctx(sess)) break;
         if (dintattn_decode(sess, next, logits, &err)) {
-            fail("decode", err.message);
+            cli_fail("decode", err.message);
             goto done;
         }
     }
-    t2 = now();
+    t2 = cli_now();
     printf("\n");
     fprintf(stderr, "prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s | seed %llu | kernels %s\n",
             n_ids, n_ids / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9),

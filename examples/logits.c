@@ -9,8 +9,11 @@
    prefills of K tokens. --kernels caps the kernel level (default: the environment variable
    DINTATTN_KERNELS when set, as the tests read it, else auto).
    Exits 0 on success, 1 with one line on stderr on any error. */
+#define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
+#define CLI_PROG "logits"
+#include "cli.h" /* cli_fail, cli_parse_int, cli_parse_ids, cli_kernels, cli_load_model: what the examples share */
 
 #include <errno.h>
 #include <limits.h>
@@ -18,51 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int die(const char *msg)
-{
-    fprintf(stderr, "logits: %s\n", msg);
-    return 1;
-}
-
-/* Parses a positive int; returns 0 on success. */
-static int parse_int(const char *s, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v <= 0 || v > INT_MAX) return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* Parses "1,2,3" into a new array; returns the count, or -1 on a malformed list. */
-static int parse_ids(const char *s, int **out)
-{
-    int n = 1, k = 0;
-    const char *p;
-    for (p = s; *p; p++) n += *p == ',';
-    *out = (int *)malloc(sizeof(int) * (size_t)n);
-    if (!*out) return -1;
-    for (p = s; k < n; k++) {
-        char *end;
-        long v;
-        errno = 0;
-        v = strtol(p, &end, 10);
-        if (errno || end == p || v < INT_MIN || v > INT_MAX || (*end != ',' && *end != 0)) return -1;
-        (*out)[k] = (int)v;
-        p = end + 1;
-    }
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     dintattn_error err;
     dintattn_model *model = NULL;
     dintattn_session *sess = NULL;
     dintattn_session_options so;
-    dintattn_load_options lo;
+    dintattn_weights weights = DINTATTN_WEIGHTS_FILE;
     int *ids = NULL, n, chunk = 0, i, rc = 1;
     float *logits = NULL;
     FILE *out = NULL;
@@ -71,43 +36,38 @@ int main(int argc, char **argv)
     size_t V;
 
     memset(&so, 0, sizeof so);
-    memset(&lo, 0, sizeof lo);
     if (argc < 4)
-        return die("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                   "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512] "
-                   "[--kv f32|bf16|q8]");
+        return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
+                        "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512] "
+                        "[--kv f32|bf16|q8]", NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
-            if (parse_int(argv[++i], &chunk)) return die("--chunk needs a positive integer");
+            if (cli_parse_int(argv[++i], 1, INT_MAX, &chunk)) return cli_fail("--chunk needs a positive integer", NULL);
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (parse_int(argv[++i], &so.n_threads)) return die("--threads needs a positive integer");
+            if (cli_parse_int(argv[++i], 1, INT_MAX, &so.n_threads)) return cli_fail("--threads needs a positive integer", NULL);
         } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
-            if (dintattn_weights_parse(argv[++i], &lo.weights, &err)) return die(err.message);
+            if (dintattn_weights_parse(argv[++i], &weights, &err)) return cli_fail(err.message, NULL);
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
-            if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return die(err.message);
+            if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return cli_fail(err.message, NULL);
         } else if (strcmp(argv[i], "--kv") == 0 && i + 1 < argc) {
-            if (dintattn_kv_parse(argv[++i], &so.kv, &err)) return die(err.message);
+            if (dintattn_kv_parse(argv[++i], &so.kv, &err)) return cli_fail(err.message, NULL);
         } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
             kernels_from = argv[i++], kernels = argv[i];
         } else {
             snprintf(msg, sizeof msg, "unknown argument '%.200s'", argv[i]);
-            return die(msg);
+            return cli_fail(msg, NULL);
         }
     }
-    if (kernels && dintattn_kernels_parse(kernels, &so.kernels, &err)) {
-        snprintf(msg, sizeof msg, "%s: %s", kernels_from, err.message);
-        return die(msg);
-    }
-    n = parse_ids(argv[2], &ids);
+    if (cli_kernels(kernels, kernels_from, &so.kernels)) return 1;
+    n = cli_parse_ids(argv[2], &ids);
     if (n < 0) {
         free(ids);
-        return die("IDS must be comma-separated integers, e.g. 1,2,3");
+        return cli_fail("IDS must be comma-separated integers, e.g. 1,2,3", NULL);
     }
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"logits";
-    if (dintattn_model_load(argv[1], &lo, &model, &err) != DINTATTN_OK) {
+    if (cli_load_model(argv[1], weights, &model, &err) != DINTATTN_OK) {
         free(ids);
-        return die(err.message);
+        return cli_fail(err.message, NULL);
     }
     V = (size_t)dintattn_model_config(model)->vocab_size;
     if (n > dintattn_model_config(model)->max_seq_len) {
@@ -140,7 +100,7 @@ int main(int argc, char **argv)
     out = NULL;
     rc = 0;
 fail:
-    if (rc) die(err.message);
+    if (rc) cli_fail(err.message, NULL);
     if (out) fclose(out);
     free(logits);
     free(ids);

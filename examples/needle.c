@@ -35,6 +35,8 @@
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char */
+#define CLI_PROG "needle"
+#include "cli.h" /* cli_engine, cli_fail, cli_read_file: what the examples share */
 
 #include <errno.h>
 #include <limits.h>
@@ -85,31 +87,14 @@ static const char *usage =
     "numbers and questions in every cell (seeded by X and k): cells differ in depth and length only.\n";
 
 typedef struct args {
-    const char *model, *filler, *svg, *extract, *answer;
+    cli_engine eng; /* MODEL, --threads, --weights, --precision, --kv, --kernels */
+    const char *filler, *svg, *extract, *answer;
     int lengths[MAX_LENGTHS], n_lengths;
     double depths[MAX_DEPTHS];
     int n_depths;
-    int needles, asked, samples, max_tokens, json, prompts, threads;
+    int needles, asked, samples, max_tokens, json, prompts;
     unsigned long long seed;
-    dintattn_weights weights;
-    dintattn_kernels kernels;
-    dintattn_precision precision;
-    dintattn_kv_type kv;
 } args;
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "needle: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
-}
 
 /* "a,b,c" of integers in [lo, hi]; returns the count, or -1 if malformed or more than max */
 static int parse_int_list(const char *s, long lo, long hi, int *out, int max)
@@ -145,17 +130,15 @@ static int parse_depth_list(const char *s, double *out, int max)
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    const char *kernels = getenv("DINTATTN_KERNELS");
-    dintattn_error err;
     int i, k, j;
     long v;
     memset(a, 0, sizeof *a);
+    cli_engine_init(&a->eng);
     a->needles = 8;
     a->asked = 1;
     a->samples = 50;
     a->seed = 1;
     a->max_tokens = 12;
-    a->threads = 2;
     for (k = 0; k < 5; k++) a->depths[k] = 25.0 * k;
     a->n_depths = 5;
     for (i = 1; i < argc; i++) {
@@ -163,8 +146,8 @@ static int parse_args(int argc, char **argv, args *a)
         int bad = 0;
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
         if (f[0] != '-') {
-            if (a->model) return fail("more than one MODEL given", f);
-            a->model = f;
+            if (a->eng.model) return cli_fail("more than one MODEL given", f);
+            a->eng.model = f;
             continue;
         }
         if (!strcmp(f, "--json")) {
@@ -175,14 +158,14 @@ static int parse_args(int argc, char **argv, args *a)
             a->prompts = 1;
             continue;
         }
-        if (!val) return fail("missing value for", f);
+        if (!val) return cli_fail("missing value for", f);
         i++;
         if (!strcmp(f, "--lengths")) bad = (a->n_lengths = parse_int_list(val, 1, INT_MAX, a->lengths, MAX_LENGTHS)) < 0;
         else if (!strcmp(f, "--depths")) bad = (a->n_depths = parse_depth_list(val, a->depths, MAX_DEPTHS)) < 0;
-        else if (!strcmp(f, "--needles")) bad = parse_long(val, 1, 64, &v), a->needles = (int)v;
-        else if (!strcmp(f, "--asked")) bad = parse_long(val, 1, 64, &v), a->asked = (int)v;
-        else if (!strcmp(f, "--samples")) bad = parse_long(val, 1, 1000000, &v), a->samples = (int)v;
-        else if (!strcmp(f, "--max-tokens")) bad = parse_long(val, 1, 1000000, &v), a->max_tokens = (int)v;
+        else if (!strcmp(f, "--needles")) bad = cli_parse_long(val, 1, 64, &v), a->needles = (int)v;
+        else if (!strcmp(f, "--asked")) bad = cli_parse_long(val, 1, 64, &v), a->asked = (int)v;
+        else if (!strcmp(f, "--samples")) bad = cli_parse_long(val, 1, 1000000, &v), a->samples = (int)v;
+        else if (!strcmp(f, "--max-tokens")) bad = cli_parse_long(val, 1, 1000000, &v), a->max_tokens = (int)v;
         else if (!strcmp(f, "--seed")) {
             char *end;
             errno = 0;
@@ -192,35 +175,30 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--svg")) bad = a->svg != NULL, a->svg = val;
         else if (!strcmp(f, "--extract")) bad = a->extract != NULL, a->extract = val;
         else if (!strcmp(f, "--answer")) bad = a->answer != NULL, a->answer = val;
-        else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
-        else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
-        else return fail("unknown option (see --help)", f);
+        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE, f, val, NULL)) < 0)
+            return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "needle: bad value '%s' for %s (or given twice; see --help)\n", val, f);
             return 1;
         }
     }
     if (a->extract) {
-        if (a->model) return fail("--extract takes no MODEL", a->model);
+        if (a->eng.model) return cli_fail("--extract takes no MODEL", a->eng.model);
         if (a->answer && (!a->answer[0] || strspn(a->answer, "0123456789") != strlen(a->answer)))
-            return fail("--answer must be a non-negative integer", a->answer);
+            return cli_fail("--answer must be a non-negative integer", a->answer);
         return 0;
     }
-    if (a->answer) return fail("--answer goes with --extract", NULL);
-    if (!a->model) return fail("no MODEL given (see --help)", NULL);
-    if (a->asked > a->needles) return fail("--asked must be at most --needles", NULL);
-    if (a->prompts && !a->json) return fail("--prompts goes with --json", NULL);
+    if (a->answer) return cli_fail("--answer goes with --extract", NULL);
+    if (!a->eng.model) return cli_fail("no MODEL given (see --help)", NULL);
+    if (a->asked > a->needles) return cli_fail("--asked must be at most --needles", NULL);
+    if (a->prompts && !a->json) return cli_fail("--prompts goes with --json", NULL);
     for (k = 0; k < a->n_depths; k++)
         for (j = 0; j < k; j++)
-            if (a->depths[j] == a->depths[k]) return fail("--depths lists a depth twice", NULL);
+            if (a->depths[j] == a->depths[k]) return cli_fail("--depths lists a depth twice", NULL);
     for (k = 0; k < a->n_lengths; k++)
         for (j = 0; j < k; j++)
-            if (a->lengths[j] == a->lengths[k]) return fail("--lengths lists a length twice", NULL);
-    if (kernels && dintattn_kernels_parse(kernels, &a->kernels, &err)) return fail("DINTATTN_KERNELS", err.message);
-    return 0;
+            if (a->lengths[j] == a->lengths[k]) return cli_fail("--lengths lists a length twice", NULL);
+    return cli_engine_done(&a->eng);
 }
 
 /* --- scoring ------------------------------------------------------------------------------- */
@@ -326,40 +304,6 @@ static int ends_sentence(const char *w, size_t n)
     return n >= 1 && strchr(".!?", w[n - 1]) != NULL;
 }
 
-/* Reads a whole file into a NUL-terminated buffer; NULL with errno set on failure. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    int bad;
-    if (!f) return NULL;
-    do {
-        if (n + 65536 + 1 > cap) {
-            char *grown = (char *)realloc(buf, cap = 2 * cap + 65536 + 1);
-            if (!grown) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, 65536, f);
-        n += got;
-    } while (got > 0);
-    bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 /* Fills f with `want` words: the file's (whitespace-separated, cycled) or the built-in sentences.
    Returns 0, or 1 (printed). */
 static int filler_make(filler *f, const char *path, int want, const dintattn_tokenizer *tok)
@@ -374,10 +318,10 @@ static int filler_make(filler *f, const char *path, int want, const dintattn_tok
     if (path) {
         size_t i = 0;
         int cap = 0;
-        if (!(src = read_all(path, &src_len))) return fail(path, strerror(errno));
+        if (!(src = cli_read_file(path, &src_len))) return cli_fail(path, strerror(errno));
         if (strlen(src) != src_len) {
             free(src);
-            return fail(path, "the filler has a NUL byte");
+            return cli_fail(path, "the filler has a NUL byte");
         }
         while (i < src_len) { /* the file's words: cut at whitespace, NUL-terminated in place */
             while (i < src_len && is_space(src[i])) src[i++] = 0;
@@ -387,7 +331,7 @@ static int filler_make(filler *f, const char *path, int want, const dintattn_tok
                 if (!grown) {
                     free(src);
                     free(starts);
-                    return fail("out of memory", NULL);
+                    return cli_fail("out of memory", NULL);
                 }
                 starts = grown;
             }
@@ -397,7 +341,7 @@ static int filler_make(filler *f, const char *path, int want, const dintattn_tok
         if (n_src == 0) {
             free(src);
             free(starts);
-            return fail(path, "the filler has no words");
+            return cli_fail(path, "the filler has no words");
         }
     }
     f->word = (size_t *)malloc(sizeof *f->word * (size_t)want);
@@ -457,7 +401,7 @@ static int filler_make(filler *f, const char *path, int want, const dintattn_tok
         if (len + 2 <= sizeof buf) {
             buf[0] = ' ';
             memcpy(buf + 1, w, len + 1);
-            if (dintattn_tokenizer_encode(tok, buf, len + 1, 0, NULL, 0, &n, &err)) return fail("cannot encode the filler", err.message);
+            if (dintattn_tokenizer_encode(tok, buf, len + 1, 0, NULL, 0, &n, &err)) return cli_fail("cannot encode the filler", err.message);
         } else {
             n = (int)(len / 4) + 1;
         }
@@ -469,7 +413,7 @@ nomem:
     free(starts);
     srv_buf_free(&b);
     filler_free(f);
-    return fail("out of memory for the filler", NULL);
+    return cli_fail("out of memory for the filler", NULL);
 }
 
 /* --- prompts ---------------------------------------------------------------------------------- */
@@ -525,10 +469,10 @@ static int needles_make(needles *nd, const args *a, int sample, const dintattn_t
         memset(&b, 0, sizeof b);
         srv_buf_str(&b, " ");
         needle_text(nd, i, &b);
-        if (b.nomem) return fail("out of memory", NULL);
+        if (b.nomem) return cli_fail("out of memory", NULL);
         if (dintattn_tokenizer_encode(tok, b.p, b.len, 0, NULL, 0, &n, &err)) {
             srv_buf_free(&b);
-            return fail("cannot encode a needle", err.message);
+            return cli_fail("cannot encode a needle", err.message);
         }
         srv_buf_free(&b);
         nd->tokens[i] = n;
@@ -704,10 +648,10 @@ static int write_svg(const args *a, const cell *grid, FILE *f)
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                        "font-family=\"sans-serif\" font-size=\"12\">\n", width, height, width, height);
     srv_buf_str(&b, "<title>needle: ");
-    xml_str(&b, a->model);
+    xml_str(&b, a->eng.model);
     srv_buf_str(&b, "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\">");
     srv_buf_str(&b, "Multi-needle retrieval: ");
-    xml_str(&b, a->model);
+    xml_str(&b, a->eng.model);
     srv_buf_str(&b, "</text>\n");
     snprintf(title, sizeof title, "N = %d needles, R = %d asked, %d samples per cell, seed %llu, filler: ", a->needles,
              a->asked, a->samples, a->seed);
@@ -763,18 +707,11 @@ static int write_svg(const args *a, const cell *grid, FILE *f)
                    left + cw * nl + 24, top, ch * (nd + 1), left + cw * nl + 44, top + 10, left + cw * nl + 44,
                    top + ch * (nd + 1) / 2 + 4, left + cw * nl + 44, top + ch * (nd + 1), left + cw * nl + 14, top - 6);
     srv_buf_str(&b, "</svg>\n");
-    if (b.nomem) rc = fail("out of memory for the SVG", NULL);
-    else if (fwrite(b.p, 1, b.len, f) != b.len) rc = fail(a->svg, "cannot write");
-    if (fclose(f) && !rc) rc = fail(a->svg, strerror(errno));
+    if (b.nomem) rc = cli_fail("out of memory for the SVG", NULL);
+    else if (fwrite(b.p, 1, b.len, f) != b.len) rc = cli_fail(a->svg, "cannot write");
+    if (fclose(f) && !rc) rc = cli_fail(a->svg, strerror(errno));
     srv_buf_free(&b);
     return rc;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* --- the run --------------------------------------------------------------------------------- */
@@ -787,8 +724,6 @@ int main(int argc, char **argv)
     dintattn_tokenizer *tok = NULL;
     dintattn_session *sess = NULL;
     dintattn_sampler *smp = NULL;
-    dintattn_load_options lo;
-    dintattn_session_options so;
     filler fl;
     prompt pr;
     needles nd;
@@ -799,7 +734,7 @@ int main(int argc, char **argv)
     FILE *svg = NULL;
     int rc = 1, C, usable, maxL = 0, li, di, s, k, V, first_sample = 1, warned = 0;
     char msg[256];
-    double t0 = now();
+    double t0 = cli_now();
 
     memset(&fl, 0, sizeof fl);
     memset(&pr, 0, sizeof pr);
@@ -813,15 +748,8 @@ int main(int argc, char **argv)
     if (rc) return 1;
     if (a.extract) return run_extract(&a);
     rc = 1;
-    memset(&lo, 0, sizeof lo);
-    lo.weights = a.weights;
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"needle";
-    if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
-    if (dintattn_tokenizer_from_model(model, &tok, &err)) {
-        tok = NULL;
-        fail(a.model, err.message);
-        goto done;
-    }
+    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done; /* the model's own: needle takes no --tokenizer */
     C = dintattn_model_config(model)->max_seq_len;
     V = dintattn_model_config(model)->vocab_size;
     usable = C - (a.max_tokens - 1); /* a prompt of L tokens and M answer tokens use L + M - 1 positions */
@@ -834,45 +762,36 @@ int main(int argc, char **argv)
         if (a.lengths[li] > usable) {
             snprintf(msg, sizeof msg, "%d tokens and %d answer tokens do not fit the model's context of %d: "
                      "at most %d with --max-tokens %d", a.lengths[li], a.max_tokens, C, usable > 0 ? usable : 0, a.max_tokens);
-            fail("--lengths", msg);
+            cli_fail("--lengths", msg);
             goto done;
         }
         if (a.lengths[li] > maxL) maxL = a.lengths[li];
     }
     if (a.n_lengths == 0 || maxL < 1) {
         snprintf(msg, sizeof msg, "--max-tokens %d leaves no room for a prompt in the model's context of %d", a.max_tokens, C);
-        fail(msg, NULL);
+        cli_fail(msg, NULL);
         goto done;
     }
     if (filler_make(&fl, a.filler, maxL, tok)) goto done;
     if (a.svg && !(svg = fopen(a.svg, "wb"))) {
-        fail(a.svg, strerror(errno));
+        cli_fail(a.svg, strerror(errno));
         goto done;
     }
-    memset(&so, 0, sizeof so);
-    so.n_ctx = maxL + a.max_tokens - 1;
-    so.n_threads = a.threads;
-    so.kernels = a.kernels;
-    so.precision = a.precision;
-    so.kv = a.kv;
-    if (dintattn_session_new(model, &so, &sess, &err)) {
-        fail("cannot start a session", err.message);
-        goto done;
-    }
+    if (cli_session_new(&a.eng, model, maxL + a.max_tokens - 1, &sess)) goto done;
     if (dintattn_sampler_new(V, NULL, &smp, &err)) { /* greedy */
-        fail("cannot make a sampler", err.message);
+        cli_fail("cannot make a sampler", err.message);
         goto done;
     }
     grid = (cell *)calloc((size_t)a.n_lengths * (size_t)a.n_depths, sizeof *grid);
     logits = (float *)malloc(sizeof(float) * (size_t)V);
     gen = (int *)malloc(sizeof(int) * (size_t)a.max_tokens);
     if (!grid || !logits || !gen) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
     if (a.json) {
         srv_buf_str(&out, "{\"model\": ");
-        srv_buf_json_str(&out, a.model, strlen(a.model));
+        srv_buf_json_str(&out, a.eng.model, strlen(a.eng.model));
         srv_buf_printf(&out, ", \"n_ctx\": %d, \"needles\": %d, \"asked\": %d, \"samples_per_cell\": %d, \"seed\": %llu, "
                              "\"max_tokens\": %d, \"filler\": ", C, a.needles, a.asked, a.samples, a.seed, a.max_tokens);
         if (a.filler) srv_buf_json_str(&out, a.filler, strlen(a.filler));
@@ -888,7 +807,7 @@ int main(int argc, char **argv)
         const int L = a.lengths[li];
         for (di = 0; di < a.n_depths; di++) {
             cell *c = &grid[di * a.n_lengths + li];
-            double tc = now();
+            double tc = cli_now();
             for (s = 0; s < a.samples; s++) {
                 int lo_w = 0, hi_w = fl.n, n, n_pre, needle_tok, needle_len, hay_end, bos_n, n_gen = 0, has, correct;
                 char num[64];
@@ -897,28 +816,28 @@ int main(int argc, char **argv)
                 /* the most filler words whose prompt is at most L tokens */
                 prompt_build(&pr, &fl, 0, &nd, a.depths[di]);
                 if (pr.text.nomem) {
-                    fail("out of memory", NULL);
+                    cli_fail("out of memory", NULL);
                     goto done;
                 }
                 if ((n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                    fail("cannot encode the prompt", err.message);
+                    cli_fail("cannot encode the prompt", err.message);
                     goto done;
                 }
                 if (n > L) {
                     snprintf(msg, sizeof msg, "%d tokens cannot hold %d needles and the question without any filler (%d "
                              "tokens): use longer lengths or fewer --needles", L, a.needles, n);
-                    fail("--lengths", msg);
+                    cli_fail("--lengths", msg);
                     goto done;
                 }
                 while (lo_w < hi_w) { /* invariant: lo_w words fit */
                     const int mid = lo_w + (hi_w - lo_w + 1) / 2;
                     prompt_build(&pr, &fl, mid, &nd, a.depths[di]);
                     if (pr.text.nomem) {
-                        fail("out of memory", NULL);
+                        cli_fail("out of memory", NULL);
                         goto done;
                     }
                     if ((n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                        fail("cannot encode the prompt", err.message);
+                        cli_fail("cannot encode the prompt", err.message);
                         goto done;
                     }
                     if (n <= L) lo_w = mid;
@@ -927,14 +846,14 @@ int main(int argc, char **argv)
                 for (;; lo_w--) { /* the count is monotone in the words but for rare merges: make sure */
                     prompt_build(&pr, &fl, lo_w, &nd, a.depths[di]);
                     if (pr.text.nomem || (n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                        fail("cannot build the prompt", pr.text.nomem ? "out of memory" : err.message);
+                        cli_fail("cannot build the prompt", pr.text.nomem ? "out of memory" : err.message);
                         goto done;
                     }
                     if (n <= L || lo_w == 0) break;
                 }
                 for (k = 0; k < n; k++)
                     if (ids[k] < 0 || ids[k] >= V) {
-                        fail("the tokenizer does not fit the model", "a token id is outside the vocabulary");
+                        cli_fail("the tokenizer does not fit the model", "a token id is outside the vocabulary");
                         goto done;
                     }
                 /* where the answer needle and the haystack are, in tokens: the encodings of the text
@@ -943,7 +862,7 @@ int main(int argc, char **argv)
                 needle_tok = bos_n;
                 if (pr.needle_at > 0) {
                     if ((n_pre = encode(tok, pr.text.p, pr.needle_at - 1, &pre, &pre_cap, &err)) < 0) {
-                        fail("cannot encode the prompt", err.message);
+                        cli_fail("cannot encode the prompt", err.message);
                         goto done;
                     }
                     if ((n_pre > n || memcmp(pre, ids, sizeof(int) * (size_t)n_pre)) && !warned) {
@@ -955,7 +874,7 @@ int main(int argc, char **argv)
                 }
                 if ((needle_len = encode(tok, pr.text.p, pr.needle_end, &pre, &pre_cap, &err)) < 0 ||
                     (hay_end = encode(tok, pr.text.p, pr.question_at, &pre, &pre_cap, &err)) < 0) {
-                    fail("cannot encode the prompt", err.message);
+                    cli_fail("cannot encode the prompt", err.message);
                     goto done;
                 }
                 needle_len -= needle_tok;
@@ -965,7 +884,7 @@ int main(int argc, char **argv)
                 dintattn_session_reset(sess);
                 dintattn_sampler_reset(smp);
                 if (dintattn_prefill(sess, ids, n, logits, 0, &err)) {
-                    fail("prefill", err.message);
+                    cli_fail("prefill", err.message);
                     goto done;
                 }
                 for (n_gen = 0; n_gen < a.max_tokens;) {
@@ -974,7 +893,7 @@ int main(int argc, char **argv)
                     gen[n_gen++] = t;
                     if (n_gen == a.max_tokens) break;
                     if (dintattn_decode(sess, t, logits, &err)) {
-                        fail("decode", err.message);
+                        cli_fail("decode", err.message);
                         goto done;
                     }
                 }
@@ -985,7 +904,7 @@ int main(int argc, char **argv)
                         if (dintattn_tokenizer_decode(tok, gen, n_gen, 1, NULL, 0, &len, &err) ||
                             srv_buf_reserve(&gen_text, len + 1) ||
                             dintattn_tokenizer_decode(tok, gen, n_gen, 1, gen_text.p, len + 1, &len, &err)) {
-                            fail("cannot decode the answer", gen_text.nomem ? "out of memory" : err.message);
+                            cli_fail("cannot decode the answer", gen_text.nomem ? "out of memory" : err.message);
                             goto done;
                         }
                         gen_text.len = len;
@@ -1018,13 +937,13 @@ int main(int argc, char **argv)
                     }
                     srv_buf_str(&out, "}");
                     if (out.nomem) {
-                        fail("out of memory for the output", NULL);
+                        cli_fail("out of memory for the output", NULL);
                         goto done;
                     }
                 }
             }
             fprintf(stderr, "needle: length %d, depth %g%%: %d/%d correct (%.1f s)\n", L, a.depths[di], c->correct,
-                    c->total, now() - tc);
+                    c->total, cli_now() - tc);
         }
     }
 
@@ -1042,7 +961,7 @@ int main(int argc, char **argv)
         srv_buf_str(&out, "]}\n");
     } else {
         srv_buf_printf(&out, "multi-needle retrieval: %s, N = %d needles, R = %d asked, %d samples per cell, seed %llu\n",
-                       a.model, a.needles, a.asked, a.samples, a.seed);
+                       a.eng.model, a.needles, a.asked, a.samples, a.seed);
         srv_buf_str(&out, "accuracy (correct/total) by depth (rows) and prompt length in tokens (columns)\n");
         srv_buf_str(&out, "depth  ");
         for (li = 0; li < a.n_lengths; li++) srv_buf_printf(&out, " %14d", a.lengths[li]);
@@ -1061,11 +980,11 @@ int main(int argc, char **argv)
         }
     }
     if (out.nomem) {
-        fail("out of memory for the output", NULL);
+        cli_fail("out of memory for the output", NULL);
         goto done;
     }
     if ((out.len && fwrite(out.p, 1, out.len, stdout) != out.len) || fflush(stdout)) {
-        fail("cannot write to standard output", NULL);
+        cli_fail("cannot write to standard output", NULL);
         goto done;
     }
     if (svg) {
@@ -1076,7 +995,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    fprintf(stderr, "needle: %d samples in %.1f s\n", a.n_lengths * a.n_depths * a.samples, now() - t0);
+    fprintf(stderr, "needle: %d samples in %.1f s\n", a.n_lengths * a.n_depths * a.samples, cli_now() - t0);
     rc = 0;
 done:
     if (svg) { /* the run failed: no half-written heatmap */

@@ -20,6 +20,8 @@
 #include "../dintattn.h"
 #include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
+#define CLI_PROG "score"
+#include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */
 
 #include <errno.h>
 #include <limits.h>
@@ -78,51 +80,31 @@ static const char *usage =
     "RMS of the logit difference, and both runs' perplexity.\n";
 
 typedef struct args {
-    const char *model, *prompt, *file, *ids, *ppl, *choices, *save, *kl, *tokenizer;
-    int json, threads, ctx;
-    dintattn_weights weights;
-    dintattn_kernels kernels;
-    dintattn_precision precision;
-    dintattn_kv_type kv;
+    cli_engine eng; /* MODEL, --ctx, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
+    const char *prompt, *file, *ids, *ppl, *choices, *save, *kl;
+    int json;
 } args;
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "score: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
-}
 
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    const char *kernels = getenv("DINTATTN_KERNELS");
-    dintattn_error err;
     int i, inputs, modes;
-    long v;
     memset(a, 0, sizeof *a);
-    a->threads = 2;
+    cli_engine_init(&a->eng);
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
         if (f[0] != '-') {
-            if (a->model) return fail("more than one MODEL given", f);
-            a->model = f;
+            if (a->eng.model) return cli_fail("more than one MODEL given", f);
+            a->eng.model = f;
             continue;
         }
         if (!strcmp(f, "--json")) {
             a->json = 1;
             continue;
         }
-        if (!val) return fail("missing value for", f);
+        if (!val) return cli_fail("missing value for", f);
         i++;
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) bad = a->prompt != NULL, a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) bad = a->file != NULL, a->file = val;
@@ -131,84 +113,22 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--choices")) bad = a->choices != NULL, a->choices = val;
         else if (!strcmp(f, "--save-logits")) bad = a->save != NULL, a->save = val;
         else if (!strcmp(f, "--kl")) bad = a->kl != NULL, a->kl = val;
-        else if (!strcmp(f, "--tokenizer")) bad = a->tokenizer != NULL, a->tokenizer = val;
-        else if (!strcmp(f, "--ctx")) bad = parse_long(val, 1, INT_MAX, &v), a->ctx = (int)v;
-        else if (!strcmp(f, "--threads")) bad = parse_long(val, 1, 256, &v), a->threads = (int)v;
-        else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(val, &a->weights, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = val, &a->kernels, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(val, &a->precision, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(val, &a->kv, NULL) != DINTATTN_OK;
-        else return fail("unknown option (see --help)", f);
+        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX | CLI_TOKENIZER, f, val, NULL)) < 0)
+            return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "score: bad value '%s' for %s (or given twice; see --help)\n", val, f);
             return 1;
         }
     }
-    if (!a->model) return fail("no MODEL given (see --help)", NULL);
+    if (!a->eng.model) return cli_fail("no MODEL given (see --help)", NULL);
     inputs = !!a->prompt + !!a->file + !!a->ids;
     modes = !!a->ppl + !!a->choices + !!a->save + !!a->kl;
-    if (modes > 1) return fail("give one of --ppl, --choices, --save-logits and --kl", NULL);
+    if (modes > 1) return cli_fail("give one of --ppl, --choices, --save-logits and --kl", NULL);
     if ((a->ppl || a->choices) && inputs)
-        return fail(a->ppl ? "--ppl reads its text from its FILE: no -p, -f or --ids"
-                           : "--choices reads its texts from its FILE: no -p, -f or --ids", NULL);
-    if (!a->ppl && !a->choices && inputs != 1) return fail("give one text: -p TEXT, -f FILE or --ids LIST (see --help)", NULL);
-    if (kernels && dintattn_kernels_parse(kernels, &a->kernels, &err)) return fail("DINTATTN_KERNELS", err.message);
-    return 0;
-}
-
-/* Reads a whole file ("-": standard input) into a NUL-terminated buffer; *len excludes the NUL.
-   NULL with errno set on failure. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    int bad;
-    if (!f) return NULL;
-    do {
-        if (n + 65536 + 1 > cap) {
-            char *grown = (char *)realloc(buf, cap = 2 * cap + 65536 + 1);
-            if (!grown) {
-                free(buf);
-                if (f != stdin) fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, 65536, f);
-        n += got;
-    } while (got > 0);
-    bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-/* Parses "1,2,3" into a new array; returns the count, or -1 on a malformed list. */
-static int parse_ids(const char *s, int **out)
-{
-    int n = 1, k;
-    const char *p;
-    for (p = s; *p; p++) n += *p == ',';
-    *out = (int *)malloc(sizeof(int) * (size_t)n);
-    if (!*out) return -1;
-    for (p = s, k = 0; k < n; k++) {
-        char *end;
-        long v;
-        errno = 0;
-        v = strtol(p, &end, 10);
-        if (errno || end == p || v < INT_MIN || v > INT_MAX || (*end != ',' && *end != 0)) return -1;
-        (*out)[k] = (int)v;
-        p = end + 1;
-    }
-    return n;
+        return cli_fail(a->ppl ? "--ppl reads its text from its FILE: no -p, -f or --ids"
+                               : "--choices reads its texts from its FILE: no -p, -f or --ids", NULL);
+    if (!a->ppl && !a->choices && inputs != 1) return cli_fail("give one text: -p TEXT, -f FILE or --ids LIST (see --help)", NULL);
+    return cli_engine_done(&a->eng);
 }
 
 /* A JSON number, or null for NaN and infinities (JSON has neither). */
@@ -220,9 +140,9 @@ static void json_num(srv_buf *b, double x)
 
 static int flush_buf(srv_buf *b)
 {
-    if (b->nomem) return fail("out of memory for the output", NULL);
+    if (b->nomem) return cli_fail("out of memory for the output", NULL);
     if ((b->len && fwrite(b->p, 1, b->len, stdout) != b->len) || fflush(stdout))
-        return fail("cannot write to standard output", NULL);
+        return cli_fail("cannot write to standard output", NULL);
     b->len = 0;
     return 0;
 }
@@ -249,59 +169,6 @@ static void print_token(const dintattn_tokenizer *tok, int id)
         i += k ? k : 1;
     }
     putchar('"');
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The ids of a text (tg_encode: BOS first if the model has one), or of --ids; checked against
-   the vocabulary. Returns the count (>= 0), or -1 (printed). */
-static int text_ids(const args *a, const dintattn_tokenizer *tok, int V, int **ids)
-{
-    dintattn_error err;
-    char *text = NULL, msg[160];
-    size_t len = 0;
-    int n, i;
-    *ids = NULL;
-    if (a->ids) {
-        n = parse_ids(a->ids, ids);
-        if (n < 0) return fail("--ids must be comma-separated integers, e.g. 1,2,3", NULL), -1;
-    } else {
-        if (a->file) {
-            if (!(text = read_all(a->file, &len))) return fail(a->file, strerror(errno)), -1;
-        }
-        if ((a->file ? len : strlen(a->prompt)) == 0) {
-            free(text);
-            return fail(a->file ? a->file : "-p", "the text is empty"), -1;
-        }
-        n = tg_encode(tok, a->file ? text : a->prompt, a->file ? len : strlen(a->prompt), ids, &err);
-        free(text);
-        if (n < 0) return fail("cannot encode the text", err.message), -1;
-    }
-    for (i = 0; i < n; i++)
-        if ((*ids)[i] < 0 || (*ids)[i] >= V) {
-            snprintf(msg, sizeof msg, "token id %d (at %d) is outside the model's vocabulary [0, %d)", (*ids)[i], i, V);
-            return fail(a->ids ? "--ids" : "the tokenizer does not fit the model", msg), -1;
-        }
-    return n;
-}
-
-static int new_session(const args *a, const dintattn_model *model, int n_ctx, dintattn_session **sess)
-{
-    dintattn_session_options so;
-    dintattn_error err;
-    memset(&so, 0, sizeof so);
-    so.n_ctx = n_ctx;
-    so.n_threads = a->threads;
-    so.kernels = a->kernels;
-    so.precision = a->precision;
-    so.kv = a->kv;
-    if (dintattn_session_new(model, &so, sess, &err)) return fail("cannot start a session", err.message);
-    return 0;
 }
 
 /* --- saved logits (--save-logits, --kl) ----------------------------------------------------- */
@@ -344,10 +211,10 @@ static FILE *open_saved(const char *path, const int *ids, int n, int V, int wind
     char msg[256];
     FILE *f = fopen(path, "rb");
     int i;
-    if (!f) return fail(path, strerror(errno)), (FILE *)NULL;
+    if (!f) return cli_fail(path, strerror(errno)), (FILE *)NULL;
     if (fstat(fileno(f), &st) || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, LOGITS_MAGIC, 8) != 0) {
         fclose(f);
-        return fail(path, "not a logits file of examples/score --save-logits (no DINTLOGT header)"), (FILE *)NULL;
+        return cli_fail(path, "not a logits file of examples/score --save-logits (no DINTLOGT header)"), (FILE *)NULL;
     }
     version = get_u32(h + 8), sn = get_u32(h + 12), sv = get_u32(h + 16), sw = get_u32(h + 20);
     if (version != LOGITS_VERSION) snprintf(msg, sizeof msg, "version %u, this program reads %u", version, LOGITS_VERSION);
@@ -370,7 +237,7 @@ static FILE *open_saved(const char *path, const int *ids, int n, int V, int wind
     free(saved);
     if (msg[0]) {
         fclose(f);
-        return fail(path, msg), (FILE *)NULL;
+        return cli_fail(path, msg), (FILE *)NULL;
     }
     return f;
 }
@@ -437,7 +304,7 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
         rows = (float *)malloc(sizeof(float) * (size_t)(n < C ? n : C) * (size_t)V);
         row_saved = (float *)malloc(sizeof(float) * (size_t)V);
         if (!rows || !row_saved) {
-            fail("out of memory for a window of logits", NULL);
+            cli_fail("out of memory for a window of logits", NULL);
             goto done;
         }
     }
@@ -448,12 +315,12 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
         dintattn_session_reset(sess);
         if (!rows) {
             if (dintattn_logprobs(sess, ids + start, len, lp + start + 1, &err)) {
-                fail("scoring", err.message);
+                cli_fail("scoring", err.message);
                 goto done;
             }
         } else {
             if (dintattn_prefill(sess, ids + start, len, rows, 1, &err)) {
-                fail("prefill", err.message);
+                cli_fail("prefill", err.message);
                 goto done;
             }
             for (i = 0; i + 1 < len; i++)
@@ -464,12 +331,12 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
                 if (save) {
                     le32_words(row, (size_t)V);
                     if (fwrite(row, sizeof(float), (size_t)V, save) != (size_t)V) {
-                        fail(a->save, "cannot write the logits");
+                        cli_fail(a->save, "cannot write the logits");
                         goto done;
                     }
                 } else {
                     if (fread(row_saved, sizeof(float), (size_t)V, saved) != (size_t)V) {
-                        fail(a->kl, "cannot read its logits");
+                        cli_fail(a->kl, "cannot read its logits");
                         goto done;
                     }
                     le32_words(row_saved, (size_t)V);
@@ -501,16 +368,16 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
 
     memset(&kl, 0, sizeof kl);
     memset(&out, 0, sizeof out);
-    if ((n = text_ids(a, tok, V, &ids)) < 0) goto done;
+    if ((n = cli_text_ids(a->ids, a->file, a->prompt, tok, V, &ids)) < 0) goto done;
     bos_first = !a->ids && tok && dintattn_tokenizer_bos(tok) >= 0;
     if (n < 2) {
         snprintf(msg, sizeof msg, "%d token%s (%s): nothing to score, the first token being context only", n,
                  n == 1 ? "" : "s", bos_first ? "the BOS alone" : "at least 2 are needed");
-        fail(a->ids ? "--ids" : "the text is too short", msg);
+        cli_fail(a->ids ? "--ids" : "the text is too short", msg);
         goto done;
     }
     if (n > C && C < 2) {
-        fail("--ctx 1 cannot score a text of more than one token", "a window needs 2 tokens");
+        cli_fail("--ctx 1 cannot score a text of more than one token", "a window needs 2 tokens");
         goto done;
     }
     window = n < C ? n : C;
@@ -520,7 +387,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
         int32_t *le = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
         if (!(save = fopen(a->save, "wb"))) {
             free(le);
-            fail(a->save, strerror(errno));
+            cli_fail(a->save, strerror(errno));
             goto done;
         }
         memcpy(h, LOGITS_MAGIC, 8);
@@ -532,25 +399,25 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
         }
         if (!le || fwrite(h, 1, sizeof h, save) != sizeof h || fwrite(le, 4, (size_t)n, save) != (size_t)n) {
             free(le);
-            fail(a->save, "cannot write");
+            cli_fail(a->save, "cannot write");
             goto done;
         }
         free(le);
     }
     if (a->kl && !(saved = open_saved(a->kl, ids, n, V, window))) goto done;
     if (!(lp = (float *)malloc(sizeof(float) * (size_t)n))) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
-    if (new_session(a, model, window, &sess)) goto done;
-    t0 = now();
+    if (cli_session_new(&a->eng, model, window, &sess)) goto done;
+    t0 = cli_now();
     if (score_windows(a, sess, ids, n, C, V, lp, save, saved, &kl)) goto done;
-    t1 = now();
+    t1 = cli_now();
     if (save) {
         FILE *f = save;
         save = NULL;
         if (fclose(f)) {
-            fail(a->save, "cannot write");
+            cli_fail(a->save, "cannot write");
             goto done;
         }
     }
@@ -642,7 +509,6 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
     dintattn_error err;
     dintattn_session *sess = NULL;
     srv_buf out;
-    args text_args = *a;
     float *lp = NULL;
     int *ids = NULL, *win = NULL, n, n_windows, w, i, rc = 1;
     long long count = 0;
@@ -651,15 +517,14 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
 
     memset(&out, 0, sizeof out);
     if (C < 3) {
-        fail("--ppl needs a context of at least 3 tokens", "each window scores tokens ctx/2 + 1 .. ctx - 1");
+        cli_fail("--ppl needs a context of at least 3 tokens", "each window scores tokens ctx/2 + 1 .. ctx - 1");
         goto done;
     }
-    text_args.file = a->ppl;
-    if ((n = text_ids(&text_args, tok, V, &ids)) < 0) goto done;
+    if ((n = cli_text_ids(NULL, a->ppl, NULL, tok, V, &ids)) < 0) goto done; /* the text of --ppl's FILE */
     if (n < 2 * C) {
         snprintf(msg, sizeof msg, "it gives %d tokens%s; perplexity with a context of %d needs at least %d (two windows, "
                  "as llama.cpp): give a longer text or a smaller --ctx", n, bos >= 0 ? " with BOS" : "", C, 2 * C);
-        fail(a->ppl, msg);
+        cli_fail(a->ppl, msg);
         goto done;
     }
     n_windows = n / C;
@@ -667,10 +532,10 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
     lp = (float *)malloc(sizeof(float) * (size_t)C);
     running = (double *)malloc(sizeof(double) * (size_t)n_windows);
     if (!win || !lp || !running) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
-    if (new_session(a, model, C, &sess)) goto done;
+    if (cli_session_new(&a->eng, model, C, &sess)) goto done;
     fprintf(stderr, "score: %s: %d tokens%s, %d windows of %d (BOS %s), scoring the last %d tokens of each; %d token%s "
                     "after the last window unused\n", a->ppl, n, bos >= 0 ? " (BOS first)" : "", n_windows, C,
             bos >= 0 ? "first in each" : "none: the model has no BOS", C - 1 - first, n - n_windows * C,
@@ -680,7 +545,7 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
         if (bos >= 0) win[0] = bos;
         dintattn_session_reset(sess);
         if (dintattn_logprobs(sess, win, C, lp, &err)) {
-            fail("scoring", err.message);
+            cli_fail("scoring", err.message);
             goto done;
         }
         for (i = first; i < C - 1; i++) { /* lp[i] = log p(win[i + 1] | win[0..i]) */
@@ -829,7 +694,7 @@ static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C
     *out = NULL;
     *longest = 0;
     memset(&j, 0, sizeof j);
-    if (!(text = read_all(path, &len))) return fail(path, strerror(errno)), -1;
+    if (!(text = cli_read_all(path, &len))) return cli_fail(path, strerror(errno)), -1;
     msg[0] = 0;
     while (at < len && !msg[0]) {
         const dintattn__jnode *root, *ctx, *choices, *gold, *ch;
@@ -906,7 +771,7 @@ static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C
     if (!msg[0] && n == 0) snprintf(msg, sizeof msg, "no lines to score");
     if (msg[0]) {
         mc_free(items, n);
-        return fail(path, msg), -1;
+        return cli_fail(path, msg), -1;
     }
     *out = items;
     return n;
@@ -940,10 +805,10 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
     lp = (float *)malloc(sizeof(float) * (size_t)longest);
     ll = (double *)malloc(sizeof(double) * (size_t)k);
     if (!lp || !ll) {
-        fail("out of memory", NULL);
+        cli_fail("out of memory", NULL);
         goto done;
     }
-    if (new_session(a, model, longest, &sess)) goto done;
+    if (cli_session_new(&a->eng, model, longest, &sess)) goto done;
     for (i = 0; i < n_items; i++) {
         const mc_item *it = &items[i];
         int pred[3] = {0, 0, 0}, m;
@@ -951,7 +816,7 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
             const mc_choice *c = &it->c[k];
             dintattn_session_reset(sess);
             if (dintattn_logprobs(sess, c->ids, c->n, lp, &err)) {
-                fail("scoring", err.message);
+                cli_fail("scoring", err.message);
                 goto done;
             }
             ll[k] = 0;
@@ -1009,7 +874,6 @@ int main(int argc, char **argv)
     dintattn_error err;
     dintattn_model *model = NULL;
     dintattn_tokenizer *tok = NULL;
-    dintattn_load_options lo;
     int rc = 1, C, max_ctx;
     char msg[128];
 
@@ -1020,24 +884,16 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    memset(&lo, 0, sizeof lo);
-    lo.weights = a.weights;
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"score";
-    if (dintattn_model_load(a.model, &lo, &model, &err)) return fail(a.model, err.message);
-    if (a.tokenizer ? dintattn_tokenizer_load(a.tokenizer, &tok, &err) : dintattn_tokenizer_from_model(model, &tok, &err)) {
-        tok = NULL;
-        if (!a.ids || a.tokenizer) { /* --ids needs no tokenizer: without one, no token texts */
-            fail(a.tokenizer ? a.tokenizer : a.model, err.message);
-            goto done;
-        }
-    }
+    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    /* --ids needs no tokenizer: without one, no token texts */
+    if (cli_load_tokenizer(&a.eng, model, a.ids != NULL, &tok)) goto done;
     max_ctx = dintattn_model_config(model)->max_seq_len;
-    if (a.ctx > max_ctx) {
-        snprintf(msg, sizeof msg, "%d is more than the model's context of %d tokens", a.ctx, max_ctx);
-        fail("--ctx", msg);
+    if (a.eng.ctx > max_ctx) {
+        snprintf(msg, sizeof msg, "%d is more than the model's context of %d tokens", a.eng.ctx, max_ctx);
+        cli_fail("--ctx", msg);
         goto done;
     }
-    C = a.ctx ? a.ctx : max_ctx;
+    C = a.eng.ctx ? a.eng.ctx : max_ctx;
     if (a.ppl) rc = run_ppl(&a, model, tok, C);
     else if (a.choices) rc = run_choices(&a, model, tok, C);
     else rc = run_text(&a, model, tok, C);

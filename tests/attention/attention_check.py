@@ -16,46 +16,23 @@ prints "attention_check: skipped"."""
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-try:
-    import numpy as np
-    import reference  # noqa: E402  (tools/reference.py)
-except ModuleNotFoundError as e:
-    print("attention_check: skipped (no module %s)" % e.name)
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checklib  # noqa: E402  (tests/checklib.py: check, report, run, import_or_skip)
+from checklib import ROOT, FX, KJV, check  # noqa: E402
+np, reference = checklib.import_or_skip("attention_check", "numpy", "reference")  # tools/reference.py
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "attention")
-FX = os.path.join(ROOT, "tests", "fixtures")
-KJV = os.path.join(ROOT, "models", "dint-kjv.safetensors")
 TMP = tempfile.mkdtemp(prefix="attention_check.")
 SVG_NS = "{http://www.w3.org/2000/svg}"
 METRICS = ["span_mass", "rest_mass", "sum", "neg_sum", "neg_share", "entropy", "lambda"]
 TOL = 1e-4
 
-passed = failed = 0
-
-
-def check(what, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s%s" % (what, (": " + detail) if detail else ""))
-    return cond
-
-
 def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError("attention %s failed: %s" % (" ".join(map(str, args)), p.stderr.strip()))
-    return p.stdout
+    return checklib.run(BIN, args).stdout
 
 
 def manifest_ids(name):
@@ -158,8 +135,7 @@ def check_model(what, model, args, ids, spans, pos_from, pos_to):
 
 
 def main():
-    if not os.path.exists(BIN):
-        subprocess.run(["make", "-C", ROOT, "examples/attention"], check=True, stdout=subprocess.DEVNULL)
+    checklib.make_if_missing([BIN], ["examples/attention"])
     # fixtures of each rule: the whole text's last rows, then several positions averaged
     for name in ["dint_softmax_f32", "dint_mean_f16", "dint_grouped_mean_f32", "diff_interleaved_f32",
                  "grouped_diff_g2_f32", "shared_diff_r2_f32", "v11_dint_token_shared_k_bf16",
@@ -193,8 +169,7 @@ def main():
         check("escaped labels", "<" in labels and "&" in labels and "\\x01" in labels and "\\xFF" in labels, labels)
     except ET.ParseError as e:
         check("an SVG of odd bytes parses", False, str(e))
-    print("attention_check: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return checklib.report("attention_check")
 
 
 if __name__ == "__main__":

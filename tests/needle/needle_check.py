@@ -18,21 +18,12 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checklib  # noqa: E402  (tests/checklib.py: check, report, run, import_or_skip)
+from checklib import ROOT, KJV, check  # noqa: E402
+
 NEEDLE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "needle")
-KJV = os.path.join(ROOT, "models", "dint-kjv.safetensors")
 SVG = "{http://www.w3.org/2000/svg}"
-
-passed = failed = 0
-
-
-def check(what, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s%s" % (what, ": " + detail if detail else ""))
 
 
 def run(args):
@@ -41,8 +32,7 @@ def run(args):
 
 
 def main():
-    if not os.path.exists(NEEDLE):
-        subprocess.run(["make", "-s", "examples/needle"], cwd=ROOT, check=True)
+    checklib.make_if_missing([NEEDLE], ["examples/needle"])
     tmp = tempfile.mkdtemp(prefix="needle_check.")
     odd = os.path.join(tmp, "m&<b>'\"x.safetensors")
     os.symlink(KJV, odd)
@@ -101,8 +91,7 @@ def main():
             cr = sum(c["correct"] for (d, l), c in grid.items() if l == L)
             tt = sum(c["total"] for (d, l), c in grid.items() if l == L)
             check("run %d: mean of %d" % (k, L), float(g.get("data-value")) == cr / tt and int(g.get("data-total")) == tt)
-    print("needle_check: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    sys.exit(checklib.report("needle_check"))
 
 
 main()

@@ -20,21 +20,16 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-try:
-    import numpy as np
-    import reference  # noqa: E402  (tools/reference.py: forward((cfg, tensors) or path, ids) -> [N, vocab])
-    import make_fixtures  # noqa: E402  (convert_matrix: a matrix as the engine holds it at --weights q8)
-    import make_model  # noqa: E402  (is_matrix)
-except ModuleNotFoundError as e:
-    print("score_check: skipped (no module %s)" % e.name)
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checklib  # noqa: E402  (tests/checklib.py: check, report, run, import_or_skip)
+from checklib import ROOT, FX, KJV, check  # noqa: E402
+# tools/reference.py: forward((cfg, tensors) or path, ids) -> [N, vocab]; make_fixtures: convert_matrix
+# (a matrix as the engine holds it at --weights q8); make_model: is_matrix
+np, reference, make_fixtures, make_model = checklib.import_or_skip("score_check", "numpy", "reference", "make_fixtures",
+                                                                   "make_model")
 
 SCORE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "score")
 TOKENIZE = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(ROOT, "examples", "tokenize")
-FX = os.path.join(ROOT, "tests", "fixtures")
-KJV = os.path.join(ROOT, "models", "dint-kjv.safetensors")
 TOK = os.path.join(FX, "tok_model.safetensors")
 TMP = tempfile.mkdtemp(prefix="score_check.")
 
@@ -49,19 +44,6 @@ GENESIS = (
     "which were under the firmament from the waters which were above the firmament: and it was so. And God "
     "called the firmament Heaven. And the evening and the morning were the second day.\n")
 
-passed = failed = 0
-
-
-def check(what, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s%s" % (what, (": " + detail) if detail else ""))
-    return cond
-
-
 def close(a, b, tol):
     """|a - b| <= tol * max(1, |b|), elementwise, same shapes."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -73,10 +55,7 @@ def rel_close(a, b, tol):
 
 
 def score(*args, expect_ok=True):
-    p = subprocess.run([SCORE] + [str(a) for a in args], capture_output=True, text=True)
-    if expect_ok and p.returncode != 0:
-        raise RuntimeError("score %s failed: %s" % (" ".join(map(str, args)), p.stderr.strip()))
-    return p
+    return checklib.run(SCORE, args, expect_ok)
 
 
 def write(name, data, mode="w"):
@@ -390,15 +369,13 @@ def check_kl():
 
 
 def main():
-    if not os.path.exists(SCORE) or not os.path.exists(TOKENIZE):
-        subprocess.run(["make", "-s", "-C", ROOT, "examples/score", "examples/tokenize"], check=True)
+    checklib.make_if_missing([SCORE, TOKENIZE], ["examples/score", "examples/tokenize"])
     for part in (check_fixture_logprobs, check_text, check_ppl, check_choices, check_kl):
         try:
             part()
         except Exception as e:  # a crash of one part is a failure, the others still run
             check(part.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("score_check: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return checklib.report("score_check")
 
 
 if __name__ == "__main__":

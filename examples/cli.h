@@ -1,0 +1,320 @@
+/* cli.h: what the example programs' command lines share, so that each rule has one home.
+
+     cli_fail          "PROG: what: detail" on stderr, one line; returns 1 (the exit status)
+     cli_parse_long    a decimal integer in [lo, hi]; cli_parse_int the same into an int;
+     cli_parse_float   cli_parse_float a number in [lo, hi] into a float
+     cli_parse_ids     "1,2,3" into a new array of token ids
+     cli_read_file     a whole file into a NUL-terminated buffer; cli_read_all the same, "-" being
+                       standard input
+     cli_now           a monotonic clock, in seconds
+     cli_engine        the engine options every model-running example takes: --threads, --weights,
+                       --precision, --kernels (default $DINTATTN_KERNELS), --kv, --ctx, --tokenizer
+                       (cli_engine_init, cli_engine_option, cli_engine_done), and what is made
+                       from them: cli_load_model, cli_load_tokenizer, cli_session_options,
+                       cli_session_new
+     cli_text_ids      the ids of -p TEXT, -f FILE or --ids LIST, checked against the vocabulary
+                       (only when textgen.h is included first: it encodes with tg_encode)
+
+   Include after dintattn.h (with the implementation), having defined CLI_PROG, the program's
+   name for its messages:
+       #define CLI_PROG "score"
+       #include "cli.h"
+   The functions print what goes wrong (with cli_fail) where they say so, and only there. C99;
+   needs _POSIX_C_SOURCE >= 199309L (clock_gettime) defined before the first #include. */
+#ifndef DINTATTN_CLI_H
+#define DINTATTN_CLI_H
+
+#ifndef CLI_PROG
+#error "define CLI_PROG (the program's name for its messages) before including cli.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__GNUC__)
+#define CLI_FN static __attribute__((unused)) /* not every example calls every function */
+#else
+#define CLI_FN static
+#endif
+
+/* --- messages and numbers -------------------------------------------------------------------- */
+
+/* Prints "PROG: what: detail" (or "PROG: what" when detail is NULL) on stderr; returns 1. */
+CLI_FN int cli_fail(const char *what, const char *detail)
+{
+    fprintf(stderr, CLI_PROG ": %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    return 1;
+}
+
+/* A whole decimal integer in [lo, hi] into *out (set even when out of range); 0, or -1. */
+CLI_FN int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtol(s, &end, 10);
+    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
+}
+
+/* cli_parse_long into an int, *out set only on success; 0, or -1. */
+CLI_FN int cli_parse_int(const char *s, long lo, long hi, int *out)
+{
+    long v;
+    if (cli_parse_long(s, lo, hi, &v) || v < INT_MIN || v > INT_MAX) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* A whole number (strtod's syntax) in [lo, hi] into *out, set only on success; 0, or -1. */
+CLI_FN int cli_parse_float(const char *s, float lo, float hi, float *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+    *out = (float)v;
+    return 0;
+}
+
+/* Parses "1,2,3" into a new array (*out, the caller frees it, even on failure); returns the count,
+   or -1 on a malformed list. */
+CLI_FN int cli_parse_ids(const char *s, int **out)
+{
+    int n = 1, k;
+    const char *p;
+    for (p = s; *p; p++) n += *p == ',';
+    *out = (int *)malloc(sizeof(int) * (size_t)n);
+    if (!*out) return -1;
+    for (p = s, k = 0; k < n; k++) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(p, &end, 10);
+        if (errno || end == p || v < INT_MIN || v > INT_MAX || (*end != ',' && *end != 0)) return -1;
+        (*out)[k] = (int)v;
+        p = end + 1;
+    }
+    return n;
+}
+
+/* --- files and time -------------------------------------------------------------------------- */
+
+/* Reads f to its end into a NUL-terminated buffer; *len excludes the NUL. NULL with errno set
+   (ENOMEM, EIO) on failure. Does not close f. */
+CLI_FN char *cli_read_stream(FILE *f, size_t *len)
+{
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        if (n + 65536 + 1 > cap) {
+            char *grown = (char *)realloc(buf, cap = 2 * cap + 65536 + 1);
+            if (!grown) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + n, 1, 65536, f);
+        n += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Reads the whole file at path (as a name, even "-"); NULL with errno set on failure. */
+CLI_FN char *cli_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    int e;
+    if (!f) return NULL;
+    buf = cli_read_stream(f, len);
+    e = errno;
+    fclose(f);
+    errno = e;
+    return buf;
+}
+
+/* cli_read_file, but "-" is standard input. */
+CLI_FN char *cli_read_all(const char *path, size_t *len)
+{
+    return strcmp(path, "-") ? cli_read_file(path, len) : cli_read_stream(stdin, len);
+}
+
+/* Seconds on a monotonic clock. */
+CLI_FN double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* --- the engine options ---------------------------------------------------------------------- */
+
+/* What of a model, its tokenizer and a session the command line chose. */
+typedef struct cli_engine {
+    const char *model;          /* MODEL (the example sets it) */
+    const char *tokenizer;      /* --tokenizer FILE, or NULL: the model's own */
+    int threads;                /* --threads T (default 2) */
+    int ctx;                    /* --ctx N, or 0: the example's default */
+    dintattn_weights weights;   /* --weights W */
+    dintattn_precision precision; /* --precision P */
+    dintattn_kv_type kv;        /* --kv T */
+    dintattn_kernels kernels;   /* --kernels K, else $DINTATTN_KERNELS (set by cli_engine_done) */
+    const char *kernels_text;   /* the text it comes from, or NULL (auto) */
+    const char *kernels_from;   /* where that text came from, for messages: "--kernels" or "DINTATTN_KERNELS" */
+} cli_engine;
+
+/* Which options an example takes (cli_engine_option's accept). */
+enum {
+    CLI_THREADS = 1, CLI_WEIGHTS = 2, CLI_PRECISION = 4, CLI_KERNELS = 8, CLI_KV = 16, CLI_CTX = 32, CLI_TOKENIZER = 64,
+    CLI_ENGINE = CLI_THREADS | CLI_WEIGHTS | CLI_PRECISION | CLI_KERNELS | CLI_KV /* every model-running example's */
+};
+
+/* The defaults: all zero (the engine's), 2 threads, the kernel level from $DINTATTN_KERNELS. */
+CLI_FN void cli_engine_init(cli_engine *e)
+{
+    memset(e, 0, sizeof *e);
+    e->threads = 2;
+    e->kernels_text = getenv("DINTATTN_KERNELS");
+    e->kernels_from = "DINTATTN_KERNELS";
+}
+
+/* Takes flag and its value val if flag is one of the options in accept: --threads (1 to 256),
+   --ctx (>= 1), --tokenizer (once), --weights, --precision, --kv and --kernels (the library's
+   names). Returns -1 if flag is none of them (val untouched), 0 when taken, 1 for a bad value or
+   a second --tokenizer, with err's message when the library gave one (err may be NULL).
+   Prints nothing. */
+CLI_FN int cli_engine_option(cli_engine *e, unsigned accept, const char *flag, const char *val, dintattn_error *err)
+{
+    long v;
+    if (err) err->message[0] = 0;
+    if ((accept & CLI_THREADS) && !strcmp(flag, "--threads")) return cli_parse_long(val, 1, 256, &v) ? 1 : (e->threads = (int)v, 0);
+    if ((accept & CLI_CTX) && !strcmp(flag, "--ctx")) return cli_parse_long(val, 1, INT_MAX, &v) ? 1 : (e->ctx = (int)v, 0);
+    if ((accept & CLI_TOKENIZER) && !strcmp(flag, "--tokenizer")) {
+        int twice = e->tokenizer != NULL;
+        e->tokenizer = val;
+        return twice;
+    }
+    if ((accept & CLI_WEIGHTS) && !strcmp(flag, "--weights")) return dintattn_weights_parse(val, &e->weights, err) != DINTATTN_OK;
+    if ((accept & CLI_PRECISION) && !strcmp(flag, "--precision"))
+        return dintattn_precision_parse(val, &e->precision, err) != DINTATTN_OK;
+    if ((accept & CLI_KV) && !strcmp(flag, "--kv")) return dintattn_kv_parse(val, &e->kv, err) != DINTATTN_OK;
+    if ((accept & CLI_KERNELS) && !strcmp(flag, "--kernels")) {
+        e->kernels_text = val, e->kernels_from = flag;
+        return dintattn_kernels_parse(val, &e->kernels, err) != DINTATTN_OK;
+    }
+    return -1;
+}
+
+/* Parses the kernel level text (NULL: *k stays) into *k; a bad one is printed as
+   "PROG: from: why". Returns 0, or 1. */
+CLI_FN int cli_kernels(const char *text, const char *from, dintattn_kernels *k)
+{
+    dintattn_error err;
+    if (text && dintattn_kernels_parse(text, k, &err)) return cli_fail(from, err.message);
+    return 0;
+}
+
+/* After the command line: settles the kernel level (a bad $DINTATTN_KERNELS is found here).
+   Returns 0, or 1 (printed). */
+CLI_FN int cli_engine_done(cli_engine *e)
+{
+    return cli_kernels(e->kernels_text, e->kernels_from, &e->kernels);
+}
+
+/* Loads the model at path holding its weights as weights, showing progress on stderr under
+   PROG's name. Prints nothing: returns the library's status, err saying why. */
+CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights, dintattn_model **model,
+                                      dintattn_error *err)
+{
+    dintattn_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.weights = weights;
+    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)CLI_PROG;
+    return dintattn_model_load(path, &lo, model, err);
+}
+
+/* The tokenizer of --tokenizer, else the model's own, into *tok. When optional and the model has
+   none (and no --tokenizer was given), *tok is NULL and that is no error. Returns 0, or 1
+   (printed: "PROG: FILE-or-MODEL: why"). */
+CLI_FN int cli_load_tokenizer(const cli_engine *e, const dintattn_model *model, int optional, dintattn_tokenizer **tok)
+{
+    dintattn_error err;
+    if (e->tokenizer ? dintattn_tokenizer_load(e->tokenizer, tok, &err) : dintattn_tokenizer_from_model(model, tok, &err)) {
+        *tok = NULL;
+        if (!optional || e->tokenizer) return cli_fail(e->tokenizer ? e->tokenizer : e->model, err.message);
+    }
+    return 0;
+}
+
+/* Session options of n_ctx tokens with the chosen threads, kernels, precision and KV type. */
+CLI_FN void cli_session_options(const cli_engine *e, int n_ctx, dintattn_session_options *so)
+{
+    memset(so, 0, sizeof *so);
+    so->n_ctx = n_ctx;
+    so->n_threads = e->threads;
+    so->kernels = e->kernels;
+    so->precision = e->precision;
+    so->kv = e->kv;
+}
+
+/* A session of n_ctx tokens with cli_session_options. Returns 0, or 1 (printed: "PROG: cannot
+   start a session: why"). */
+CLI_FN int cli_session_new(const cli_engine *e, const dintattn_model *model, int n_ctx, dintattn_session **sess)
+{
+    dintattn_session_options so;
+    dintattn_error err;
+    cli_session_options(e, n_ctx, &so);
+    if (dintattn_session_new(model, &so, sess, &err)) return cli_fail("cannot start a session", err.message);
+    return 0;
+}
+
+/* --- texts (with textgen.h) ------------------------------------------------------------------ */
+#ifdef DINTATTN_TEXTGEN_H
+/* The ids of one text: --ids LIST as given (ids_list), else the text of FILE (file; "-": standard
+   input) or of -p (prompt) encoded with tg_encode (the model's BOS first when it has one). Each is
+   checked against the vocabulary [0, V). Returns the count (>= 0; *ids the caller frees), or -1
+   (printed). */
+CLI_FN int cli_text_ids(const char *ids_list, const char *file, const char *prompt, const dintattn_tokenizer *tok, int V,
+                        int **ids)
+{
+    dintattn_error err;
+    char *text = NULL, msg[160];
+    size_t len = 0;
+    int n, i;
+    *ids = NULL;
+    if (ids_list) {
+        n = cli_parse_ids(ids_list, ids);
+        if (n < 0) return cli_fail("--ids must be comma-separated integers, e.g. 1,2,3", NULL), -1;
+    } else {
+        if (file && !(text = cli_read_all(file, &len))) return cli_fail(file, strerror(errno)), -1;
+        if ((file ? len : strlen(prompt)) == 0) {
+            free(text);
+            return cli_fail(file ? file : "-p", "the text is empty"), -1;
+        }
+        n = tg_encode(tok, file ? text : prompt, file ? len : strlen(prompt), ids, &err);
+        free(text);
+        if (n < 0) return cli_fail("cannot encode the text", err.message), -1;
+    }
+    for (i = 0; i < n; i++)
+        if ((*ids)[i] < 0 || (*ids)[i] >= V) {
+            snprintf(msg, sizeof msg, "token id %d (at %d) is outside the model's vocabulary [0, %d)", (*ids)[i], i, V);
+            return cli_fail(ids_list ? "--ids" : "the tokenizer does not fit the model", msg), -1;
+        }
+    return n;
+}
+#endif /* DINTATTN_TEXTGEN_H */
+
+#endif /* DINTATTN_CLI_H */
