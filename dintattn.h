@@ -4417,7 +4417,8 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
                       dintattn__head_of(h0, c->n_k1_heads, H) == dintattn__head_of(h0, c->n_k2_heads, H);
     dintattn__kv_read rd;
     int i, t;
-    rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt, rd.o_tile = kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv);
+    rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt; /* kvt is NULL with an f32 cache, read in place */
+    rd.o_tile = kvt ? kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv) : NULL;
     rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
     rd.pool = ch->n > 1 ? &s->pool : NULL; /* decode runs on the pool's threads already */
     if (c->attention != DINTATTN_ATTN_STANDARD) { /* A2 = softmax(q2 k2^T s) */
@@ -4465,7 +4466,8 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
     const dintattn__chunk *ch = (const dintattn__chunk *)ctx;
     const dintattn_model *m = ch->s->model;
     dintattn__attend(ch, m->noise_run[unit], m->noise_run[unit + 1], 0, 1,
-                     ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx, ch->s->kvt + (size_t)tid * ch->s->kvt_ld);
+                     ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx,
+                     ch->s->kvt ? ch->s->kvt + (size_t)tid * ch->s->kvt_ld : NULL);
 }
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
