@@ -3634,6 +3634,14 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
 #define DINTATTN__VNNI_STEP4(a0, a1, a2, a3, Q, D, C) \
     DINTATTN__VNNI_STEP(a0, u0, Q, D, C, s0), DINTATTN__VNNI_STEP(a1, u1, Q, D, C, s1), \
     DINTATTN__VNNI_STEP(a2, u2, Q, D, C, s2), DINTATTN__VNNI_STEP(a3, u3, Q, D, C, s3)
+/* One token X of the pair of blocks at b (m: 3 or 1) against the tile's four rows u0..u3 */
+#define DINTATTN__VNNI_TOKEN4(X, a0, a1, a2, a3)                                                               \
+    do {                                                                                                     \
+        const __m512i q_ = m == 3 ? DINTATTN__VNNI_Q((X).q + 32 * b) : DINTATTN__VNNI_Q_HALF((X).q + 32 * b); \
+        const __m512 d_ = dintattn__vnni_lanes(DINTATTN__VNNI_LD2((X).s + b, m));                           \
+        const __m512 c_ = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2((X).c + b, m)), off8);      \
+        DINTATTN__VNNI_STEP4(a0, a1, a2, a3, q_, d_, c_);                                                    \
+    } while (0)
 #define DINTATTN__VNNI_TILE(name, PAIR, PAIR_BYTES, OFF)                                                        \
     DINTATTN__VNNI static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)      \
     {                                                                                                        \
@@ -3655,24 +3663,10 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
             const __m512 s1 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + nb + b, m));                      \
             const __m512 s2 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + 2 * nb + b, m));                  \
             const __m512 s3 = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(sw + 3 * nb + b, m));                  \
-            __m512i q;                                                                                       \
-            __m512 d, c;                                                                                     \
-            q = m == 3 ? DINTATTN__VNNI_Q(x[0].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[0].q + 32 * b);         \
-            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[0].s + b, m));                                    \
-            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[0].c + b, m)), off8);                \
-            DINTATTN__VNNI_STEP4(a00, a10, a20, a30, q, d, c);                                               \
-            q = m == 3 ? DINTATTN__VNNI_Q(x[1].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[1].q + 32 * b);         \
-            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[1].s + b, m));                                    \
-            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[1].c + b, m)), off8);                \
-            DINTATTN__VNNI_STEP4(a01, a11, a21, a31, q, d, c);                                               \
-            q = m == 3 ? DINTATTN__VNNI_Q(x[2].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[2].q + 32 * b);         \
-            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[2].s + b, m));                                    \
-            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[2].c + b, m)), off8);                \
-            DINTATTN__VNNI_STEP4(a02, a12, a22, a32, q, d, c);                                               \
-            q = m == 3 ? DINTATTN__VNNI_Q(x[3].q + 32 * b) : DINTATTN__VNNI_Q_HALF(x[3].q + 32 * b);         \
-            d = dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[3].s + b, m));                                    \
-            c = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2(x[3].c + b, m)), off8);                \
-            DINTATTN__VNNI_STEP4(a03, a13, a23, a33, q, d, c);                                               \
+            DINTATTN__VNNI_TOKEN4(x[0], a00, a10, a20, a30);                                                 \
+            DINTATTN__VNNI_TOKEN4(x[1], a01, a11, a21, a31);                                                 \
+            DINTATTN__VNNI_TOKEN4(x[2], a02, a12, a22, a32);                                                 \
+            DINTATTN__VNNI_TOKEN4(x[3], a03, a13, a23, a33);                                                 \
         }                                                                                                    \
         out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);                              \
         out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);                              \
