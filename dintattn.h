@@ -333,6 +333,13 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *model,
 DINTATTN_API void dintattn_session_free(dintattn_session *sess);
 /* Forgets every token: the next token is at position 0 again. */
 DINTATTN_API void dintattn_session_reset(dintattn_session *sess);
+/* Makes dst hold src's tokens (KV cache, DINT's running sums, position), so that dst continues
+   exactly as src would: prefill a shared context once, then copy it into a session per
+   continuation (examples/score's multiple choice does). Both sessions must be of the same model
+   and KV cache type, and src's tokens must fit dst's context; dst keeps its own threads,
+   precision, hook and inspection. DINTATTN_ERR_ARG otherwise, and dst is unchanged. */
+DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const dintattn_session *src,
+                                                   dintattn_error *err);
 /* Number of tokens the session holds (the position of the next token). */
 DINTATTN_API int dintattn_session_pos(const dintattn_session *sess);
 /* The session's capacity in tokens. */
@@ -4745,6 +4752,54 @@ DINTATTN_API void dintattn_session_reset(dintattn_session *s)
     const dintattn_config *c = &s->model->cfg;
     if (s->S) memset(s->S, 0, sizeof(double) * (size_t)c->n_layers * (size_t)c->n_heads * (size_t)s->n_ctx);
     s->pos = 0;
+}
+
+/* The first n rows of each (layer, head) of a cache, from src to dst (of another n_ctx). */
+static void dintattn__cache_copy(const dintattn__cache *dst, const dintattn__cache *src, int n_layers, int n)
+{
+    const size_t row = dintattn__kv_elem[src->type] * (size_t)src->width;
+    int l, h;
+    if (!src->data) return;
+    for (l = 0; l < n_layers; l++)
+        for (h = 0; h < src->heads; h++) {
+            memcpy((char *)dst->data + dintattn__cache_at(dst, l, h, 0) * row,
+                   (const char *)src->data + dintattn__cache_at(src, l, h, 0) * row, row * (size_t)n);
+            if (src->scale)
+                memcpy(dst->scale + dintattn__cache_at(dst, l, h, 0), src->scale + dintattn__cache_at(src, l, h, 0),
+                       sizeof(float) * (size_t)n);
+        }
+}
+
+DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const dintattn_session *src,
+                                                   dintattn_error *err)
+{
+    const dintattn_config *c;
+    int l, i;
+    if (!dst || !src) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_copy: NULL session");
+    if (dst->model != src->model)
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_copy: the sessions are of different models");
+    if (dst->k1.type != src->k1.type)
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_copy: KV caches of different types (%s, %s)",
+                              dintattn_kv_name(dst->k1.type), dintattn_kv_name(src->k1.type));
+    if (src->pos > dst->n_ctx)
+        return dintattn__fail(err, DINTATTN_ERR_CONTEXT, "dintattn_session_copy: %d tokens do not fit a context of %d",
+                              src->pos, dst->n_ctx);
+    if (dst != src) {
+        c = &dst->model->cfg;
+        dintattn__cache_copy(&dst->k1, &src->k1, c->n_layers, src->pos);
+        if (src->k2.data != src->k1.data) dintattn__cache_copy(&dst->k2, &src->k2, c->n_layers, src->pos); /* shared_k */
+        dintattn__cache_copy(&dst->v, &src->v, c->n_layers, src->pos);
+        if (dst->S) /* each row: src's sums, then zeros (the keys dst has not seen) */
+            for (l = 0; l < c->n_layers; l++)
+                for (i = 0; i < c->n_heads; i++) {
+                    double *to = dintattn__S_row(dst, l, i);
+                    memcpy(to, dintattn__S_row(src, l, i), sizeof(double) * (size_t)src->pos);
+                    memset(to + src->pos, 0, sizeof(double) * (size_t)(dst->n_ctx - src->pos));
+                }
+        dst->pos = src->pos;
+    }
+    dintattn__ok(err);
+    return DINTATTN_OK;
 }
 
 DINTATTN_API int dintattn_session_pos(const dintattn_session *s) { return s->pos; }

@@ -69,7 +69,8 @@ static const char *usage =
     "does: trailing whitespace of the context moves to the front of the choice; context + choice\n"
     "is encoded whole and split where the context's own encoding ends (BOS first if the model has\n"
     "one; an empty context is BOS alone, else EOS); the score is the sum of the choice tokens'\n"
-    "log-probabilities. Prints a JSON line per line: pred (argmax of the sums: acc), pred_norm\n"
+    "log-probabilities. The tokens all choices share are run once per line (dintattn_session_copy).\n"
+    "Prints a JSON line per line: pred (argmax of the sums: acc), pred_norm\n"
     "(of sum / the choice's length in characters: acc_norm), pred_bytes (/ length in UTF-8 bytes:\n"
     "acc_bytes), and with gold whether each is right; then a summary line with the accuracies.\n"
     "--save-logits OUT: writes the run's logits: \"DINTLOGT\", then little-endian u32 version (1),\n"
@@ -792,7 +793,7 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
 {
     const int V = dintattn_model_config(model)->vocab_size;
     dintattn_error err;
-    dintattn_session *sess = NULL;
+    dintattn_session *sess = NULL, *shared = NULL;
     mc_item *items = NULL;
     srv_buf out;
     float *lp = NULL;
@@ -808,19 +809,32 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
         cli_fail("out of memory", NULL);
         goto done;
     }
-    if (cli_session_new(&a->eng, model, longest, &sess)) goto done;
+    if (cli_session_new(&a->eng, model, longest, &sess) || cli_session_new(&a->eng, model, longest, &shared)) goto done;
     for (i = 0; i < n_items; i++) {
         const mc_item *it = &items[i];
-        int pred[3] = {0, 0, 0}, m;
+        int pred[3] = {0, 0, 0}, m, P = it->c[0].n - it->c[0].n_cont - 1;
+        /* P: the tokens every choice starts with, run once (dintattn_session_copy gives each choice
+           a session holding them); the context's last token stays out, as the choice's first
+           log-probability is read from its row */
+        for (k = 1; k < it->n_choices; k++) {
+            const mc_choice *c = &it->c[k];
+            if (c->n - c->n_cont - 1 < P) P = c->n - c->n_cont - 1;
+            for (t = 0; t < P && c->ids[t] == it->c[0].ids[t]; t++) {}
+            P = t;
+        }
+        dintattn_session_reset(shared);
+        if (P > 0 && dintattn_prefill(shared, it->c[0].ids, P, NULL, 0, &err)) {
+            cli_fail("scoring", err.message);
+            goto done;
+        }
         for (k = 0; k < it->n_choices; k++) {
             const mc_choice *c = &it->c[k];
-            dintattn_session_reset(sess);
-            if (dintattn_logprobs(sess, c->ids, c->n, lp, &err)) {
+            if (dintattn_session_copy(sess, shared, &err) || dintattn_logprobs(sess, c->ids + P, c->n - P, lp, &err)) {
                 cli_fail("scoring", err.message);
                 goto done;
             }
             ll[k] = 0;
-            for (t = c->n - 1 - c->n_cont; t < c->n - 1; t++) ll[k] += lp[t]; /* lp[t]: the token at t + 1 */
+            for (t = c->n - 1 - c->n_cont; t < c->n - 1; t++) ll[k] += lp[t - P]; /* lp[t - P]: the token at t + 1 */
             /* the first best, as numpy's argmax */
             if (ll[k] > ll[pred[0]]) pred[0] = k;
             if (ll[k] / c->chars > ll[pred[1]] / it->c[pred[1]].chars) pred[1] = k;
@@ -865,6 +879,7 @@ done:
     free(lp);
     free(ll);
     dintattn_session_free(sess);
+    dintattn_session_free(shared);
     return rc;
 }
 

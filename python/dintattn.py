@@ -179,6 +179,7 @@ _SIGNATURES = {
     "session_new": (c_int, [c_void_p, _P(_SessionOptions), _pp, _err_p]),
     "session_free": (None, [c_void_p]),
     "session_reset": (None, [c_void_p]),
+    "session_copy": (c_int, [c_void_p, c_void_p, _err_p]),
     "session_pos": (c_int, [c_void_p]),
     "session_n_ctx": (c_int, [c_void_p]),
     "session_bytes": (c_size_t, [c_void_p]),
@@ -536,6 +537,11 @@ class Session(_Handle):
     def reset(self):
         """Forgets every token: the next one is at position 0."""
         _lib.dintattn_session_reset(self._h)
+
+    def copy_from(self, other):
+        """Makes this session hold other's tokens (same model and cache type; they must fit), so it
+        continues exactly as other would: prefill a shared context once, then copy it per branch."""
+        _call(_lib.dintattn_session_copy, self._h, other._h)
 
     def prefill(self, tokens, all_logits=False):
         """Runs tokens after those held; returns the last one's logits [vocab], or all [n, vocab]."""

@@ -729,6 +729,68 @@ static void test_logprobs_match_reference(void **state)
     }
 }
 
+/* dintattn_session_copy: a context prefilled in one session and copied into another (of a larger
+   context, used before on the whole text so its DINT sums and cache hold other tokens) continues
+   there exactly as in the first, for every fixture and KV cache type: the continuation's logits
+   are bit-identical in both, and (f32 cache) match the reference. Refusals leave dst unchanged. */
+static void test_session_copy_continues(void **state)
+{
+    static const dintattn_kv_type kvs[] = {DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8};
+    int f, k;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
+        const int n = fx[f].n, split = n / 2, rest = n - split;
+        float *ref = read_logits(&fx[f], ".logits", m);
+        float *a = (float *)malloc(sizeof(float) * V * (size_t)rest), *b = (float *)malloc(sizeof(float) * V * (size_t)rest);
+        assert_true(a && b && split > 0);
+        for (k = 0; k < 3; k++) {
+            dintattn_session *src = test_session_kv(m, n, 0, 1, DINTATTN_PRECISION_EXACT, kvs[k]);
+            dintattn_session *dst = test_session_kv(m, n + 7, 0, 1, DINTATTN_PRECISION_EXACT, kvs[k]);
+            dintattn_session *other = test_session_kv(m, n, 0, 1, DINTATTN_PRECISION_EXACT, kvs[(k + 1) % 3]);
+            dintattn_error err;
+            if (dintattn_prefill(dst, fx[f].ids + split, rest, NULL, 0, &err) ||
+                dintattn_prefill(dst, fx[f].ids, split, NULL, 0, &err) || dintattn_prefill(src, fx[f].ids, split, NULL, 0, &err))
+                fail_msg("%s", err.message);
+            assert_int_equal(dintattn_session_copy(dst, other, &err), DINTATTN_ERR_ARG); /* another cache type */
+            assert_non_null(strstr(err.message, "types"));
+            assert_int_equal(dintattn_session_pos(dst), n);
+            assert_int_equal(dintattn_session_copy(dst, src, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_session_copy(src, src, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_session_pos(dst), split);
+            if (dintattn_prefill(src, fx[f].ids + split, rest, a, 1, &err) || dintattn_prefill(dst, fx[f].ids + split, rest, b, 1, &err))
+                fail_msg("%s", err.message);
+            assert_memory_equal(a, b, sizeof(float) * V * (size_t)rest);
+            if (kvs[k] == DINTATTN_KV_F32) expect_close("copied session", fx[f].name, b, ref + (size_t)split * V, V * (size_t)rest, TOL_REFERENCE);
+            assert_int_equal(dintattn_session_copy(other, dst, &err), DINTATTN_ERR_ARG);
+            dintattn_session_free(other);
+            other = test_session_kv(m, split, 0, 1, DINTATTN_PRECISION_EXACT, kvs[k]); /* too small */
+            assert_int_equal(dintattn_session_copy(other, dst, &err), DINTATTN_ERR_CONTEXT);
+            assert_int_equal(dintattn_session_pos(other), 0);
+            assert_int_equal(dintattn_session_copy(NULL, dst, &err), DINTATTN_ERR_ARG);
+            dintattn_session_free(other);
+            dintattn_session_free(dst);
+            dintattn_session_free(src);
+        }
+        if (n_fx > 1) { /* sessions of different models */
+            dintattn_model *m2 = load_fixture(fx[(f + 1) % n_fx].name, DINTATTN_QK_AUTO);
+            dintattn_session *s1 = test_session_kv(m, 0, 0, 1, DINTATTN_PRECISION_EXACT, DINTATTN_KV_F32);
+            dintattn_session *s2 = test_session_kv(m2, 0, 0, 1, DINTATTN_PRECISION_EXACT, DINTATTN_KV_F32);
+            dintattn_error err;
+            assert_int_equal(dintattn_session_copy(s2, s1, &err), DINTATTN_ERR_ARG);
+            assert_non_null(strstr(err.message, "different models"));
+            dintattn_session_free(s1);
+            dintattn_session_free(s2);
+            dintattn_model_free(m2);
+        }
+        free(a);
+        free(b);
+        free(ref);
+        dintattn_model_free(m);
+    }
+}
+
 /* The KV cache in bf16 and int8 (dintattn_kv_type) against the reference with its keys and
    values rounded the same way (NAME.kvbf16.logits, .kvq8.logits, which differ from the f32
    cache's by more than 1e-3): prefill, decode, chunks, n_batch 4 and two threads. */
@@ -1246,6 +1308,7 @@ int main(void)
         cmocka_unit_test(test_q8_weights_are_small),
         cmocka_unit_test(test_bad_weights_option_is_refused),
         cmocka_unit_test(test_logprobs_match_reference),
+        cmocka_unit_test(test_session_copy_continues),
         cmocka_unit_test(test_kv_cache_types_match_reference),
         cmocka_unit_test(test_kv_cache_tiles),
         cmocka_unit_test(test_kv_tiles_read_the_cache),

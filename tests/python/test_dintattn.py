@@ -185,6 +185,26 @@ class ReferenceLogits(unittest.TestCase):
                 self.assertTrue(np.isnan(dintattn.logprob_of(ref[0], model.vocab_size)))
         self.assertEqual(sess.logprobs(ids[:1]).shape, (0,))
 
+    def test_copy_from_continues_as_the_original(self):
+        """Session.copy_from: a prefix copied into a larger, used session continues there with the
+        original's logits bit for bit, and both match the reference; a session of another cache type
+        or too small a context raises."""
+        for name, ids in FIXTURE_LIST:
+            with self.subTest(fixture=name):
+                model = dintattn.Model(fixture(name))
+                ref = reference_logits(name, len(ids), model.vocab_size)
+                split = len(ids) // 2
+                src, dst = dintattn.Session(model), dintattn.Session(model, n_ctx=len(ids) + 3)
+                dst.prefill(ids[::-1])
+                src.prefill(ids[:split])
+                dst.copy_from(src)
+                self.assertEqual(dst.pos, split)
+                a, b = src.prefill(ids[split:], all_logits=True), dst.prefill(ids[split:], all_logits=True)
+                np.testing.assert_array_equal(a, b)
+                self.assertLessEqual(rel_error(b, ref[split:]), TOL_REFERENCE)
+                self.assertRaises(dintattn.DintattnError, dintattn.Session(model, kv="bf16").copy_from, src)
+                self.assertRaises(dintattn.DintattnError, dintattn.Session(model, n_ctx=2).copy_from, src)
+
     def test_config_matches_reference_loader(self):
         """Model.config (the C struct read through ctypes) against tools/reference.py's resolved config:
         catches a binding whose struct layout drifted from the header's."""
