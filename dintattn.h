@@ -411,6 +411,9 @@ DINTATTN_API void dintattn_sampler_reset(dintattn_sampler *sampler);
 
 /* A short English name of a result code. */
 DINTATTN_API const char *dintattn_result_name(dintattn_result r);
+/* DINTATTN_VERSION of the implementation that was compiled: what a program (or python/dintattn.py)
+   linked to a shared library checks against the header it was written for. */
+DINTATTN_API const char *dintattn_version(void);
 
 /* --- tokenizer --- */
 
@@ -562,6 +565,8 @@ extern "C" {
 #define DINTATTN__MAX_DIM (1 << 24)
 #define DINTATTN__MAX_LAYERS (1 << 16)
 #define DINTATTN__JSON_MAX_DEPTH 64
+
+DINTATTN_API const char *dintattn_version(void) { return DINTATTN_VERSION; }
 
 DINTATTN_API const char *dintattn_result_name(dintattn_result r)
 {

@@ -197,6 +197,7 @@ _SIGNATURES = {
     "sampler_accept": (None, [c_void_p, c_int]),
     "sampler_reset": (None, [c_void_p]),
     "result_name": (c_char_p, [c_int]),
+    "version": (c_char_p, []),
     "tokenizer_load": (c_int, [c_char_p, _pp, _err_p]),
     "tokenizer_from_memory": (c_int, [c_void_p, c_size_t, _pp, _err_p]),
     "tokenizer_from_model": (c_int, [c_void_p, _pp, _err_p]),
@@ -218,8 +219,15 @@ _SIGNATURES = {
     "chat_stop": (c_char_p, [c_void_p, c_int]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():
-    _f = getattr(_lib, "dintattn_" + _name)
+    try:
+        _f = getattr(_lib, "dintattn_" + _name)
+    except AttributeError:
+        raise ImportError("%s has no dintattn_%s: the library is older than these bindings (rebuild it: make lib)"
+                          % (library_path, _name)) from None
     _f.restype, _f.argtypes = _res, _args
+
+#: DINTATTN_VERSION of the loaded library (dintattn_version)
+__version__ = _lib.dintattn_version().decode()
 
 
 class DintattnError(Exception):

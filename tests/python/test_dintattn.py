@@ -473,6 +473,12 @@ class Errors(unittest.TestCase):
 
 
 class AsAResearcher(unittest.TestCase):
+    def test_version_is_the_headers(self):
+        """__version__ comes from the library (dintattn_version) and equals the header's DINTATTN_VERSION."""
+        with open(os.path.join(ROOT, "dintattn.h")) as f:
+            want = re.search(r'#define DINTATTN_VERSION "([^"]+)"', f.read()).group(1)
+        self.assertEqual(dintattn.__version__, want)
+
     def test_fresh_interpreter_with_only_pythonpath(self):
         """A new python3 with nothing set but PYTHONPATH=python, in the repository: imports, finds
         build/libdintattn.so by itself, generates and scores as this process does (the score within
