@@ -82,17 +82,36 @@ def lambda_init_depth(l):
     return 0.8 - 0.6 * math.exp(-0.3 * l)
 
 
-def make_config(dim, n_layers, n_heads, hidden, vocab, ctx):
+FAMILIES = ("dint", "diff", "standard")
+
+
+def make_config(dim, n_layers, n_heads, hidden, vocab, ctx, attention="dint"):
+    """The SPEC config of a model of `n_heads` differential heads of width d = dim / (2 n_heads).
+    Every family has the same parameter count (DIFF paper, section 3): DIFF and DINT have H heads
+    with q1, q2, k1, k2 of width d and values of width 2d; the standard Transformer has 2H heads of
+    width d (q, k and v), no head norm and no lambda. DIFF scales heads by 1 - lambda_init, DINT
+    does not (DINT paper, 2.3)."""
     d = dim // (2 * n_heads)
-    return {
+    c = {
         "dim": dim, "n_layers": n_layers, "vocab_size": vocab, "hidden_dim": hidden,
         "max_seq_len": ctx, "n_heads": n_heads, "head_dim": d, "v_head_dim": 2 * d,
         "n_k1_heads": n_heads, "n_q2_heads": n_heads, "n_k2_heads": n_heads,
-        "n_v_heads": n_heads, "attention": "dint", "integral": "softmax", "qk_rank": 0,
+        "n_v_heads": n_heads, "attention": attention, "integral": "softmax", "qk_rank": 0,
         "lambda_init": "depth", "head_norm": True, "head_norm_type": "rms",
-        "head_scale": "none", "rope": "interleaved", "rope_theta": 10000.0,
+        "head_scale": "one_minus_lambda_init" if attention == "diff" else "none",
+        "rope": "interleaved", "rope_theta": 10000.0,
         "norm_eps": 1e-5, "head_norm_eps": 1e-5, "ffn_act": "silu", "tie_embeddings": True,
     }
+    if attention == "standard":
+        c.update({"n_heads": 2 * n_heads, "v_head_dim": d, "n_k1_heads": 2 * n_heads,
+                  "n_q2_heads": 0, "n_k2_heads": 0, "n_v_heads": 2 * n_heads,
+                  "head_norm": False})
+        del c["integral"], c["lambda_init"]
+    elif attention == "diff":
+        del c["integral"]
+    elif attention != "dint":
+        raise ValueError("attention must be one of %s" % ", ".join(FAMILIES))
+    return c
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,17 +141,24 @@ def apply_rope(x, cos, sin):
 
 
 class Attention(nn.Module):
+    """SPEC attention "standard", "diff" or "dint" with dense Q/K, one head per projection and
+    signal head."""
+
     def __init__(self, c, l):
         super().__init__()
         D, H, d, dv = c["dim"], c["n_heads"], c["head_dim"], c["v_head_dim"]
         self.H, self.d, self.dv = H, d, dv
+        self.family = c["attention"]
         self.lambda_init = lambda_init_depth(l)
+        self.head_scale = (1.0 - self.lambda_init) if c["head_scale"] == "one_minus_lambda_init" else 1.0
         self.wq1 = nn.Linear(D, H * d, bias=False)
         self.wk1 = nn.Linear(D, H * d, bias=False)
-        self.wq2 = nn.Linear(D, H * d, bias=False)
-        self.wk2 = nn.Linear(D, H * d, bias=False)
         self.wv = nn.Linear(D, H * dv, bias=False)
         self.wo = nn.Linear(H * dv, D, bias=False)
+        if self.family == "standard":
+            return
+        self.wq2 = nn.Linear(D, H * d, bias=False)
+        self.wk2 = nn.Linear(D, H * d, bias=False)
         self.lambda_q1 = nn.Parameter(torch.zeros(d))
         self.lambda_k1 = nn.Parameter(torch.zeros(d))
         self.lambda_q2 = nn.Parameter(torch.zeros(d))
@@ -152,20 +178,24 @@ class Attention(nn.Module):
 
         q1 = apply_rope(heads(self.wq1, d), cos, sin)
         k1 = apply_rope(heads(self.wk1, d), cos, sin)
-        q2 = apply_rope(heads(self.wq2, d), cos, sin)
-        k2 = apply_rope(heads(self.wk2, d), cos, sin)
         v = heads(self.wv, dv)
         s = 1.0 / math.sqrt(d)
         A1 = torch.softmax((q1 @ k1.transpose(-1, -2) * s).masked_fill(mask, float("-inf")), -1)
-        A2 = torch.softmax((q2 @ k2.transpose(-1, -2) * s).masked_fill(mask, float("-inf")), -1)
-        # DINT integral: causal column mean of A1, then a causal softmax over it
-        # (S = running column sum = tril(ones) @ A1: a matmul is much faster than cumsum
-        # over dim -2 on CPU; tril_div already holds the 1/(n+1) row scaling)
-        G = tril_div @ A1
-        I = torch.softmax(G.masked_fill(mask, float("-inf")), -1)
-        lam = self.lam()
-        W = A1 - lam * A2 + lam * I
-        o = self.head_norm(W @ v)                                          # [B, H, N, dv]
+        if self.family == "standard":
+            o = A1 @ v
+        else:
+            q2 = apply_rope(heads(self.wq2, d), cos, sin)
+            k2 = apply_rope(heads(self.wk2, d), cos, sin)
+            A2 = torch.softmax((q2 @ k2.transpose(-1, -2) * s).masked_fill(mask, float("-inf")), -1)
+            lam = self.lam()
+            W = A1 - lam * A2
+            if self.family == "dint":
+                # DINT integral: causal column mean of A1, then a causal softmax over it
+                # (S = running column sum = tril(ones) @ A1: a matmul is much faster than cumsum
+                # over dim -2 on CPU; tril_div already holds the 1/(n+1) row scaling)
+                G = tril_div @ A1
+                W = W + lam * torch.softmax(G.masked_fill(mask, float("-inf")), -1)
+            o = self.head_norm(W @ v) * self.head_scale                    # [B, H, N, dv]
         return self.wo(o.transpose(1, 2).reshape(B, N, H * dv))
 
 
@@ -193,7 +223,7 @@ class Block(nn.Module):
         return x + self.ffn(self.ffn_norm(x))
 
 
-class DINT(nn.Module):
+class Model(nn.Module):
     def __init__(self, c):
         super().__init__()
         assert c["tie_embeddings"]
@@ -241,13 +271,24 @@ class DINT(nn.Module):
             t[p + "attn_norm.weight"] = b.attn_norm.weight
             t[p + "ffn_norm.weight"] = b.ffn_norm.weight
             for n in ("wq1", "wk1", "wq2", "wk2", "wv", "wo"):
-                t[p + "attn." + n] = getattr(a, n).weight
-            for n in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
-                t[p + "attn." + n] = getattr(a, n)
-            t[p + "attn.head_norm.weight"] = a.head_norm.weight
+                if hasattr(a, n):
+                    t[p + "attn." + n] = getattr(a, n).weight
+            if a.family != "standard":
+                for n in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
+                    t[p + "attn." + n] = getattr(a, n)
+                t[p + "attn.head_norm.weight"] = a.head_norm.weight
             for n in ("w_gate", "w_up", "w_down"):
                 t[p + "ffn." + n] = getattr(b.ffn, n).weight
         return {k: v.detach().cpu().float().numpy().copy() for k, v in t.items()}
+
+    def lambdas(self):
+        """Each layer's lambda (SPEC), or "" for standard attention."""
+        if self.c["attention"] == "standard":
+            return ""
+        return ",".join("%.3f" % b.attn.lam().item() for b in self.layers)
+
+
+DINT = Model
 
 
 def tokenizer_meta(vocab):
@@ -319,8 +360,8 @@ def evaluate(model, val, N, B=16):
 
 def config_from_args(a, vocab):
     if a.dim:
-        return make_config(a.dim, a.layers, a.heads, a.hidden, vocab, a.ctx)
-    return make_config(*SIZES[a.size], vocab, a.ctx)
+        return make_config(a.dim, a.layers, a.heads, a.hidden, vocab, a.ctx, a.attention)
+    return make_config(*SIZES[a.size], vocab, a.ctx, a.attention)
 
 
 def nparams(model):
@@ -367,7 +408,7 @@ def cmd_verify(a):
                 p.normal_(0.0, 1.0 / math.sqrt(c["dim"]))
             elif n.endswith("wo.weight") or n.endswith("w_down.weight"):
                 p.normal_(0.0, 1.0 / math.sqrt(p.shape[1]))
-    print("lambdas:", [round(b.attn.lam().item(), 4) for b in model.layers])
+    print("lambdas:", model.lambdas())
     enc = train_tokenizer.Encoder(ranks)
     text = "In the beginning God created the heaven and the earth. And the earth was without form"
     ids = ([vocab - 1] + enc.encode(text) * 8)[:a.verify_len]
@@ -423,7 +464,7 @@ def cmd_bench(a):
     torch.set_num_threads(a.threads)
     gen = torch.Generator().manual_seed(0)
     for size in a.size.split(","):
-        c = make_config(*SIZES[size], vocab, a.ctx)
+        c = make_config(*SIZES[size], vocab, a.ctx, a.attention)
         model = DINT(c)
         opt = make_optimizer(model, a.lr, a.wd)
         times = []
@@ -455,11 +496,17 @@ def parse_deadline(a, t_start):
     return t_start + (dl - now).total_seconds()
 
 
-def cmd_train(a):
+def cmd_train(a, next_batch=None, data=None):
+    """Trains until a.steps steps (the LR schedule over steps: the same tokens for every model)
+    or until the deadline (the schedule over time). next_batch(gen) -> (x, y) replaces the KJV
+    batches when given; data = (vocab, train, val) as load_data returns it."""
     t_start = time.time()
-    deadline = parse_deadline(a, t_start)
+    deadline = parse_deadline(a, t_start) if not a.steps else float("inf")
     torch.set_num_threads(a.threads or 2)
-    vocab, train, val = load_data(a.ranks, a.corpus)
+    vocab, train, val = data or load_data(a.ranks, a.corpus)
+    if next_batch is None:
+        def next_batch(gen):
+            return batch(train, a.batch, a.ctx, gen)
     c = config_from_args(a, vocab)
     model = DINT(c)
     opt = make_optimizer(model, a.lr, a.wd)
@@ -475,13 +522,16 @@ def cmd_train(a):
         step, best, tokens, f0 = ck["step"], ck["best"], ck["tokens"], ck["frac"]
     t_train0 = time.time()      # LR schedule: fraction f0 -> 1 over [t_train0, deadline]
     log("config %s" % json.dumps(c))
-    log("params %.3fM, train %d tokens, val %d tokens, batch %dx%d, deadline in %.1f min"
+    log("params %.3fM, train %d tokens, val %d tokens, batch %dx%d, %s"
         % (nparams(model) / 1e6, len(train), len(val), a.batch, a.ctx,
-           (deadline - time.time()) / 60))
+           "%d steps" % a.steps if a.steps else
+           "deadline in %.1f min" % ((deadline - time.time()) / 60)))
     gen = torch.Generator().manual_seed(1234 + step)
     budget = deadline - t_train0
 
     def schedule_frac():
+        if a.steps:
+            return step / a.steps
         return f0 + (1.0 - f0) * (time.time() - t_train0) / budget
     last_ckpt = time.time()
     # reserve time for the final validation + export
@@ -510,7 +560,7 @@ def cmd_train(a):
     auto_threads, trial = a.threads == 0, None
     torch.set_num_threads(a.threads or 2)
     model.train()
-    while time.time() < stop_at:
+    while (step < a.steps) if a.steps else time.time() < stop_at:
         frac = schedule_frac()
         if step < a.warmup:
             lr = a.lr * (step + 1) / a.warmup
@@ -518,10 +568,13 @@ def cmd_train(a):
             lr = a.min_lr + 0.5 * (a.lr - a.min_lr) * (1 + math.cos(math.pi * min(1.0, frac)))
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = batch(train, a.batch, a.ctx, gen)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        x, y = next_batch(gen)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = 0.0
+        for xs, ys in zip(x.chunk(a.accum), y.chunk(a.accum)):  # micro-batches, same gradient
+            part = F.cross_entropy(model(xs).flatten(0, 1), ys.flatten()) * (len(xs) / len(x))
+            part.backward()
+            loss = loss + part.detach()
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
         opt.step()
         step += 1
@@ -531,7 +584,7 @@ def cmd_train(a):
         if step % a.log_every == 0:
             now = time.time()
             rate = tok_log / (now - t_log)
-            lams = ",".join("%.3f" % b.attn.lam().item() for b in model.layers)
+            lams = model.lambdas()
             log("step %d loss %.4f (ema %.4f) lr %.2e gnorm %.2f %.0f tok/s (%d threads) "
                 "frac %.3f lambda %s" % (step, loss.item(), ema, lr, gn, rate,
                                          torch.get_num_threads(), frac, lams))
@@ -555,7 +608,8 @@ def cmd_train(a):
     return 0
 
 
-def main(argv=None):
+def parse_args(argv=None):
+    """The options (see the module doc) -> argparse namespace; tools/replicate.py uses it too."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__)
@@ -563,6 +617,9 @@ def main(argv=None):
     ap.add_argument("--ranks", default="/tmp/train/kjv.tiktoken")
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--size", default="base")
+    ap.add_argument("--attention", default="dint", choices=FAMILIES)
+    ap.add_argument("--steps", type=int, default=0,
+                    help="train: stop after this many steps (the LR schedule runs over them)")
     ap.add_argument("--dim", type=int)
     ap.add_argument("--layers", type=int)
     ap.add_argument("--heads", type=int)
@@ -570,6 +627,8 @@ def main(argv=None):
     ap.add_argument("--ctx", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--accum", type=int, default=1,
+                    help="run each batch as this many micro-batches (less memory, same gradient)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min-lr", type=float, default=1e-4)
     ap.add_argument("--wd", type=float, default=0.1)
@@ -587,8 +646,13 @@ def main(argv=None):
     ap.add_argument("--bench-steps", type=int, default=4)
     ap.add_argument("--verify-len", type=int, default=64)
     a = ap.parse_args(argv)
-    if a.cmd == "train" and not (a.deadline or a.minutes):
-        ap.error("train needs --deadline HH:MM (UTC) or --minutes M")
+    if a.cmd == "train" and not (a.deadline or a.minutes or a.steps):
+        ap.error("train needs --deadline HH:MM (UTC), --minutes M or --steps N")
+    return a
+
+
+def main(argv=None):
+    a = parse_args(argv)
     return {"verify": cmd_verify, "bench": cmd_bench, "train": cmd_train}[a.cmd](a)
 
 
