@@ -134,6 +134,9 @@ class Retrieval:
         budget = rng.randint(min(64, max_tokens), max_tokens) - 1     # the EOT first
         needle_tokens = sum(len(self._word(w)) for s in needles for w in s.split())
         tail_tokens = len(self.enc.encode(tail)) + 4
+        while n > r and needle_tokens + tail_tokens >= max_tokens:   # a short row: fewer needles
+            needle_tokens -= sum(len(self._word(w)) for w in needles.pop().split())
+            n -= 1
         # filler words from a random place, as many as fit
         start = rng.randrange(0, len(self.words) - 4096)
         filler, count = [], 0
@@ -314,7 +317,11 @@ def cmd_eval(a):
     with open(ppl_text, "w") as f:
         f.write("".join(t for i, (_, _, t) in enumerate(train_tokenizer.kjv_chapters(a.corpus))
                         if i % 20 == 19))
+    path = os.path.join(a.workdir, "results.json")
     results = {}
+    if os.path.exists(path):    # families measured before stay (eval --families X adds X)
+        with open(path) as f:
+            results = json.load(f)
     for fam in a.families.split(","):
         model = os.path.join(a.workdir, fam + ".safetensors")
         t0 = time.time()
@@ -333,8 +340,9 @@ def cmd_eval(a):
         r["attention"] = attention_measures(model, [s for s in j["samples"] if s["length"] == top])
         results[fam] = r
         print("%s: evaluated in %.0f s" % (fam, time.time() - t0), flush=True)
-    with open(os.path.join(a.workdir, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
+        with open(path + ".tmp", "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(path + ".tmp", path)
     return cmd_table(a)
 
 
