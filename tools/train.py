@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Train a small DINT Transformer (SPEC.md, attention "dint") on the King James Bible, on CPU.
+"""Train a small DINT Transformer (SPEC.md, attention "dint") on the King James Bible, on CPU;
+or a DIFF or standard Transformer of the same parameter count (--attention; tools/replicate.py
+trains the three for the README's replication).
 
 Run with Debian's python3 (apt-get install -y python3-torch python3-regex bible-kjv):
 
@@ -22,6 +24,7 @@ Common options:
   --size NAME[,NAME]  model size preset (see SIZES below), or --dim/--layers/--heads/--hidden
   --ctx N             training context / max_seq_len (256)
   --threads N         torch threads (2); train: 0 = switch between 1 and 2 by measured speed
+  --attention F       dint (default), diff or standard (make_config says how the sizes map)
 train options:
   --deadline HH:MM    UTC wall-clock time at which training stops and the final model is
                       exported (or --minutes M from start); the LR follows warmup + cosine
@@ -31,7 +34,11 @@ train options:
                       usable model exists from the first checkpoint on
   --workdir DIR       checkpoints (ckpt.pt: model+optimizer+step, resumable with --resume)
   --ckpt-minutes M    checkpoint + validation + export period (5)
-  --batch B --lr LR --warmup STEPS --wd WD
+  --steps N           train N steps instead (the LR schedule runs over steps: equal tokens for
+                      models of different speed)
+  --init CKPT         start from a checkpoint's weights with a new optimizer and schedule
+  --batch B --accum K --lr LR --warmup STEPS --wd WD
+                      (--accum: each batch in K micro-batches, the same gradient in less memory)
 
 Data: every chapter is one document, encoded as [<|endoftext|>] + tokens(chapter text); the
 chapters are concatenated.  <|endoftext|> (id = vocab-1) thus marks both the start of a
@@ -515,6 +522,8 @@ def cmd_train(a, next_batch=None, data=None):
     best_path = os.path.join(a.workdir, "best.pt")
     step, best, tokens = 0, float("inf"), 0
     f0 = 0.0                    # schedule fraction already done (resume)
+    if a.init:  # weights only: a new optimizer and schedule (a second stage of training)
+        model.load_state_dict(torch.load(a.init)["model"])
     if a.resume and os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path)
         model.load_state_dict(ck["model"])
@@ -643,6 +652,8 @@ def parse_args(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "dint-kjv.safetensors"))
     ap.add_argument("--workdir", default="/tmp/train")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--init", default=None, help="train: start from this checkpoint's weights (best.pt or "
+                    "ckpt.pt of a run of the same config), with a new optimizer and schedule")
     ap.add_argument("--bench-steps", type=int, default=4)
     ap.add_argument("--verify-len", type=int, default=64)
     a = ap.parse_args(argv)
