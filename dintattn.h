@@ -3182,6 +3182,13 @@ DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16, 2)
     {                                                                                                            \
         const unsigned char *w = (const unsigned char *)M->w + at * (ES);                                        \
         size_t i = 0;                                                                                            \
+        for (; i + 32 <= n; i += 32) {                                                                          \
+            DINTATTN__PF(w, i, ES);                                                                            \
+            _mm256_storeu_ps(dst + i, LD(w, i));                                                                 \
+            _mm256_storeu_ps(dst + i + 8, LD(w, i + 8));                                                         \
+            _mm256_storeu_ps(dst + i + 16, LD(w, i + 16));                                                       \
+            _mm256_storeu_ps(dst + i + 24, LD(w, i + 24));                                                       \
+        }                                                                                                        \
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, LD(w, i));                                          \
         for (; i < n; i++) dst[i] = dintattn__w_elem(M, at + i);                                                 \
     }
