@@ -337,7 +337,8 @@ DINTATTN_API void dintattn_session_reset(dintattn_session *sess);
    exactly as src would: prefill a shared context once, then copy it into a session per
    continuation (examples/score's multiple choice does). Both sessions must be of the same model
    and KV cache type, and src's tokens must fit dst's context; dst keeps its own threads,
-   precision, hook and inspection. DINTATTN_ERR_ARG otherwise, and dst is unchanged. */
+   precision, hook and inspection. Otherwise DINTATTN_ERR_ARG (DINTATTN_ERR_CONTEXT when src's
+   tokens do not fit) and dst is unchanged. */
 DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const dintattn_session *src,
                                                    dintattn_error *err);
 /* Number of tokens the session holds (the position of the next token). */
