@@ -305,13 +305,13 @@ def attention_measures(model_path, samples):
         a0, a1 = s["needle_token"], s["needle_token"] + s["needle_tokens"]
         h0, h1 = s["haystack_start"], s["haystack_end"]
         ans, noise, neg, sums, best = [], [], [], [], 0.0
-        for (l, h, pos), w in cap.rows.items():
-            w = w.astype(np.float64)
-            am = w[a0:a1].sum()
+        for (l, h, pos), w in cap.rows.items():  # the library's row statistics (dintattn_attn_stats_of)
+            on_answer = dintattn.attention_stats(w, [(a0, a1)])
+            am = on_answer["span_mass"]
             ans.append(am)
-            noise.append(w[h0:h1].sum() - am)
-            neg.append(float((w < 0).mean()))
-            sums.append(w.sum())
+            noise.append(dintattn.attention_stats(w, [(h0, a0), (a1, h1)])["span_mass"])
+            neg.append(on_answer["neg_share"])
+            sums.append(on_answer["sum"])
             best = max(best, am)
         d = by_depth.setdefault(s["depth"], {"answer": [], "noise": [], "neg": [], "sum": [], "best": []})
         d["answer"].append(np.mean(ans))
