@@ -332,12 +332,13 @@ static void test_activation_quantization(void **state)
 }
 
 /* Every level's int8 kernels against the integer dot products written out here, for Q8 and Q4
-   rows of 1 to 9 blocks (odd counts take the vector kernels' one-block tails); the four-token
-   kernels against the one-token ones. */
+   rows of 1 to 19 blocks (odd counts take the vector kernels' one-block tails; the Q4 decode
+   kernel's steps of 8 blocks leave every remainder from 0 to 7 after one step, and after two at
+   16 to 19); the four-token kernels against the one-token ones. */
 static void test_int8_kernels_match_integer_dots(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
-    enum { ROWS = 4, MAXN = 288 };
+    enum { ROWS = 4, MAXN = 608 };
     float w[ROWS * MAXN], x[MAXN], wsc[ROWS * MAXN / 32], xs[MAXN / 32], ys[2][MAXN / 32], y[MAXN];
     float xc[MAXN / 32], yc[2][MAXN / 32];
     signed char w8[ROWS * MAXN], xq[MAXN], yq[2][MAXN];
@@ -346,7 +347,7 @@ static void test_int8_kernels_match_integer_dots(void **state)
     (void)state;
     for (i = 0; i < ROWS * MAXN; i++) w[i] = (float)cos(0.11 * i * i + 0.3 * i);
     for (i = 0; i < MAXN; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
-    for (nb = 1; nb <= 9; nb++) {
+    for (nb = 1; nb <= 19; nb++) {
         const int n = 32 * nb;
         dintattn__xq X, Y[2];
         dintattn__quantize_x(x, n, xq, xs, xc);
@@ -415,8 +416,8 @@ static void test_int8_kernels_match_integer_dots(void **state)
             }
         }
     }
-    /* the AVX512 level has the tile kernel (where this CPU runs it): Q8 and Q4, 1 to 9 blocks */
-    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 18);
+    /* the AVX512 level has the tile kernel (where this CPU runs it): Q8 and Q4, 1 to 19 blocks */
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 38);
 }
 
 /* The bf16-activation kernels of every level (precision FAST) against products of the bf16
