@@ -545,6 +545,7 @@ DINTATTN_API const char *dintattn_chat_stop(const dintattn_model *model, int k);
 #error "define all of DINTATTN_MALLOC, DINTATTN_REALLOC and DINTATTN_FREE, or none"
 #endif
 #ifndef DINTATTN_MALLOC
+#define DINTATTN__OWN_MALLOC /* ours: dintattn__hugepages may advise the kernel on its memory */
 #define DINTATTN_MALLOC(sz) malloc(sz)
 #define DINTATTN_REALLOC(p, sz) realloc(p, sz)
 #define DINTATTN_FREE(p) free(p)
@@ -621,6 +622,23 @@ static void *dintattn__alloc(size_t n) { return DINTATTN_MALLOC(n ? n : 1); }
 /* memset that is always done: the compiler may fold malloc + memset into calloc, which leaves
    the pages to be faulted in later. */
 static void *(*volatile dintattn__memset)(void *, int, size_t) = memset;
+
+/* Asks Linux to back the 2 MiB-aligned interior of [p, p + n) with 2 MiB pages (transparent huge
+   pages in "madvise" mode, many distributions' default, go only to memory that asks), before the
+   memory is first written: converted weights and the session's KV cache are then walked with one
+   page-table entry per 2 MiB instead of per 4 KiB. A 4 KiB page-table walk per 4 KiB of weights
+   costs a model of gigabytes most of its decode speed (README, "Real size"). Advice only: where
+   the kernel has no such pages, or with the user's allocator, nothing changes. */
+static void dintattn__hugepages(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE) && defined(DINTATTN__OWN_MALLOC)
+    const uintptr_t huge = (uintptr_t)2 << 20, a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    const uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p, (void)n;
+#endif
+}
 
 static void *dintattn__calloc(size_t count, size_t size)
 {
@@ -1436,8 +1454,10 @@ struct dintattn_model {
     const dintattn__jnode *chat_last;                   /* roles written otherwise as the last message */
     int chat_prompt_always;                             /* the generation prompt whether asked for or not */
     dintattn__file file;
-    void **owned;                                       /* converted weights to free */
+    void **owned;                                       /* chunks of converted weights to free */
     int n_owned, cap_owned;
+    unsigned char *arena;                               /* the unused part of the last chunk */
+    size_t arena_left;
 };
 
 /* SPEC.md section 1's head-index rule: signal head i of H reads head floor(i * n / H) of a
@@ -2097,16 +2117,34 @@ static dintattn_result dintattn__validate(dintattn_model *m, int check_finite, d
 
 /* --- building the views: the second pass; the file is known good --------------------------- */
 
-/* A zeroed array of n elements of `size` bytes that the model frees. */
+/* Converted weights are carved from chunks of at least DINTATTN__CHUNK bytes, advised onto 2 MiB
+   pages (dintattn__hugepages; one allocation per matrix would be too small for them). The unused
+   end of the last chunk is never written, so it costs address space, not memory. */
+#define DINTATTN__CHUNK ((size_t)64 << 20)
+
+/* A zeroed, 64-byte aligned array of n elements of `size` bytes that the model frees. */
 static void *dintattn__own(dintattn_model *m, size_t n, size_t size)
 {
-    void *p;
-    if (dintattn__grow((void **)&m->owned, &m->cap_owned, m->n_owned, sizeof *m->owned)) return NULL;
-    p = dintattn__calloc(n, size);
-    if (p) {
-        m->owned[m->n_owned++] = p;
-        m->owned_bytes += n * size;
+    size_t bytes;
+    unsigned char *p;
+    if (size && n > (SIZE_MAX - 64) / size) return NULL;
+    bytes = n * size > 0 ? (n * size + 63) & ~(size_t)63 : 64; /* never NULL for nothing */
+    if (bytes > m->arena_left) {
+        const size_t chunk = bytes > DINTATTN__CHUNK ? bytes : DINTATTN__CHUNK;
+        void *c;
+        if (chunk > SIZE_MAX - 64 ||
+            dintattn__grow((void **)&m->owned, &m->cap_owned, m->n_owned, sizeof *m->owned) ||
+            !(c = dintattn__alloc(chunk + 64)))
+            return NULL;
+        dintattn__hugepages(c, chunk + 64);
+        m->owned[m->n_owned++] = c;
+        m->arena = (unsigned char *)c + (64 - (uintptr_t)c % 64) % 64;
+        m->arena_left = chunk;
     }
+    p = m->arena;
+    m->arena += bytes, m->arena_left -= bytes;
+    m->owned_bytes += n * size;
+    memset(p, 0, n * size);
     return p;
 }
 
@@ -4776,6 +4814,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->k1.type = s->k2.type = s->v.type = opt ? opt->kv : DINTATTN_KV_F32;
     bytes = dintattn__session_layout(s, NULL, &overflow);
     s->block = overflow || bytes > SIZE_MAX - 64 ? NULL : dintattn__alloc(bytes + 64);
+    if (s->block) dintattn__hugepages(s->block, bytes + 64);
     if (!s->block) {
         int n_ctx = s->n_ctx;
         DINTATTN_FREE(s);
