@@ -198,8 +198,9 @@ typedef enum {
    activations (the engine's 1e-4 tolerance against the float64 reference); Q8 and Q4 weights
    multiply activations quantized to int8 in blocks of 32 (one f32 scale each), in integer dot
    products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. EXACT: f32
-   activations for every weight type. FAST: as AUTO, and BF16 weights multiply activations
-   rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill. */
+   activations for every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations
+   rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill; F16
+   weights are rounded to bf16 as they are read (the file keeps them). */
 typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
 /* How the session's cache holds keys and values (DINT's running sums S are always double). F32:
@@ -2998,7 +2999,14 @@ static float dintattn__dotq_q4_c(const dintattn__mat *M, size_t r, const dintatt
 DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_c, dintattn__dotq_q8_c)
 DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_c, dintattn__dotq_q4_c)
 
-/* --- bf16 activations for BF16 rows (precision FAST): x rounded to bf16, products in f32 --- */
+/* --- bf16 activations for BF16 and F16 rows (precision FAST): x rounded to bf16, products in
+   f32. F16 weights are rounded to bf16 too, as they are read (vdpbf16ps multiplies bf16 pairs). */
+static float dintattn__wb(const dintattn__mat *M, const uint16_t *w, size_t i)
+{
+    return M->type == DINTATTN__W_F16 ? dintattn__bf16_to_f32(dintattn__f32_to_bf16(dintattn__f16_to_f32(w[i])))
+                                      : dintattn__bf16_to_f32(w[i]);
+}
+
 static void dintattn__dotb_c(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
 {
     const size_t n = (size_t)M->cols;
@@ -3008,10 +3016,10 @@ static void dintattn__dotb_c(const dintattn__mat *M, size_t r, const uint16_t *c
     for (j = 0; j < nt; j++) {
         float s0 = 0, s1 = 0;
         for (i = 0; i + 2 <= n; i += 2) { /* the pairs vdpbf16ps sums */
-            s0 += dintattn__bf16_to_f32(w[i]) * dintattn__bf16_to_f32(x[j][i]);
-            s1 += dintattn__bf16_to_f32(w[i + 1]) * dintattn__bf16_to_f32(x[j][i + 1]);
+            s0 += dintattn__wb(M, w, i) * dintattn__bf16_to_f32(x[j][i]);
+            s1 += dintattn__wb(M, w, i + 1) * dintattn__bf16_to_f32(x[j][i + 1]);
         }
-        if (i < n) s0 += dintattn__bf16_to_f32(w[i]) * dintattn__bf16_to_f32(x[j][i]);
+        if (i < n) s0 += dintattn__wb(M, w, i) * dintattn__bf16_to_f32(x[j][i]);
         out[j] = s0 + s1;
     }
 }
@@ -3802,82 +3810,99 @@ DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_
    portable kernel runs instead (dintattn__dotb_avx512 asks once). */
 #define DINTATTN__BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 #define DINTATTN__DPBF16(acc, w, x) _mm512_dpbf16_ps((acc), (__m512bh)(w), (__m512bh)(x))
-DINTATTN__BF16 static void dintattn__dotb_bf16(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt,
-                                              float *out)
+/* The weights' 32 bf16 values at p (lanes past mask m: zero): BF16 rows as stored, F16 rows
+   widened to f32 and rounded to bf16 (to nearest even; every F16 value is normal in bf16) */
+#define DINTATTN__WB_BF16(m, p) _mm512_maskz_loadu_epi16((m), (p))
+#define DINTATTN__WB_F16(m, p) dintattn__f16_as_bf16((m), (p))
+DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t *p)
 {
-    const size_t n = (size_t)M->cols;
-    const uint16_t *w = (const uint16_t *)M->w + r * n;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    size_t i = 0;
-    if (nt == 4) {
-        for (; i + 32 <= n; i += 32) {
-            const __m512i v = _mm512_loadu_si512(w + i);
-            a0 = DINTATTN__DPBF16(a0, v, _mm512_loadu_si512(x[0] + i));
-            a1 = DINTATTN__DPBF16(a1, v, _mm512_loadu_si512(x[1] + i));
-            a2 = DINTATTN__DPBF16(a2, v, _mm512_loadu_si512(x[2] + i));
-            a3 = DINTATTN__DPBF16(a3, v, _mm512_loadu_si512(x[3] + i));
-        }
-        if (i < n) {
-            const __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);
-            const __m512i v = _mm512_maskz_loadu_epi16(m, w + i);
-            a0 = DINTATTN__DPBF16(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));
-            a1 = DINTATTN__DPBF16(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));
-            a2 = DINTATTN__DPBF16(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));
-            a3 = DINTATTN__DPBF16(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));
-        }
-        out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);
-        out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);
-        return;
-    }
-    for (; i + 64 <= n; i += 64) { /* one token: two chains */
-        DINTATTN__PF(w, i, 2);
-        a0 = DINTATTN__DPBF16(a0, _mm512_loadu_si512(w + i), _mm512_loadu_si512(x[0] + i));
-        a1 = DINTATTN__DPBF16(a1, _mm512_loadu_si512(w + i + 32), _mm512_loadu_si512(x[0] + i + 32));
-    }
-    for (; i < n; i += 32) {
-        const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);
-        a0 = DINTATTN__DPBF16(a0, _mm512_maskz_loadu_epi16(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));
-    }
-    out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    const __m512i h = _mm512_maskz_loadu_epi16(m, p);
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)),
+                                        _mm512_cvtph_ps(_mm512_castsi512_si256(h)));
 }
 
-/* Rows r..r+3 against four tokens (prefill): 16 accumulators, each step's 32 weights of a row
-   loaded once for the four tokens and a token's once for the four rows. out[4 i + j]: row r + i,
-   token j. */
-DINTATTN__BF16 static void dintattn__dotb44_bf16(const dintattn__mat *M, size_t r, const uint16_t *const *x,
-                                                float *out)
-{
-    const size_t n = (size_t)M->cols;
-    const uint16_t *w = (const uint16_t *)M->w + r * n;
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-    __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-    size_t i;
-    for (i = 0; i < n; i += 32) {
-        const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);
-        const __m512i w0 = _mm512_maskz_loadu_epi16(m, w + i), w1 = _mm512_maskz_loadu_epi16(m, w + n + i);
-        const __m512i w2 = _mm512_maskz_loadu_epi16(m, w + 2 * n + i), w3 = _mm512_maskz_loadu_epi16(m, w + 3 * n + i);
-        __m512i v = _mm512_maskz_loadu_epi16(m, x[0] + i);
-        a00 = DINTATTN__DPBF16(a00, w0, v), a10 = DINTATTN__DPBF16(a10, w1, v);
-        a20 = DINTATTN__DPBF16(a20, w2, v), a30 = DINTATTN__DPBF16(a30, w3, v);
-        v = _mm512_maskz_loadu_epi16(m, x[1] + i);
-        a01 = DINTATTN__DPBF16(a01, w0, v), a11 = DINTATTN__DPBF16(a11, w1, v);
-        a21 = DINTATTN__DPBF16(a21, w2, v), a31 = DINTATTN__DPBF16(a31, w3, v);
-        v = _mm512_maskz_loadu_epi16(m, x[2] + i);
-        a02 = DINTATTN__DPBF16(a02, w0, v), a12 = DINTATTN__DPBF16(a12, w1, v);
-        a22 = DINTATTN__DPBF16(a22, w2, v), a32 = DINTATTN__DPBF16(a32, w3, v);
-        v = _mm512_maskz_loadu_epi16(m, x[3] + i);
-        a03 = DINTATTN__DPBF16(a03, w0, v), a13 = DINTATTN__DPBF16(a13, w1, v);
-        a23 = DINTATTN__DPBF16(a23, w2, v), a33 = DINTATTN__DPBF16(a33, w3, v);
+/* A row against nt (1 or 4) tokens, WB loading the row's weights as bf16 */
+#define DINTATTN__DOTB_X86(name, WB)                                                                           \
+    DINTATTN__BF16 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                          \
+        size_t i = 0;                                                                                        \
+        if (nt == 4) {                                                                                       \
+            for (; i + 32 <= n; i += 32) {                                                                   \
+                const __m512i v = WB(~(__mmask32)0, w + i);                                                  \
+                a0 = DINTATTN__DPBF16(a0, v, _mm512_loadu_si512(x[0] + i));                                  \
+                a1 = DINTATTN__DPBF16(a1, v, _mm512_loadu_si512(x[1] + i));                                  \
+                a2 = DINTATTN__DPBF16(a2, v, _mm512_loadu_si512(x[2] + i));                                  \
+                a3 = DINTATTN__DPBF16(a3, v, _mm512_loadu_si512(x[3] + i));                                  \
+            }                                                                                                \
+            if (i < n) {                                                                                     \
+                const __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);                                      \
+                const __m512i v = WB(m, w + i);                                                              \
+                a0 = DINTATTN__DPBF16(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));                         \
+                a1 = DINTATTN__DPBF16(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));                         \
+                a2 = DINTATTN__DPBF16(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));                         \
+                a3 = DINTATTN__DPBF16(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));                         \
+            }                                                                                                \
+            out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);                            \
+            out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                            \
+            return;                                                                                          \
+        }                                                                                                    \
+        for (; i + 64 <= n; i += 64) { /* one token: two chains */                                           \
+            DINTATTN__PF(w, i, 2);                                                                           \
+            a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
+            a1 = DINTATTN__DPBF16(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
+        }                                                                                                    \
+        for (; i < n; i += 32) {                                                                             \
+            const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);            \
+            a0 = DINTATTN__DPBF16(a0, WB(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));                  \
+        }                                                                                                    \
+        out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));                                                \
     }
-    out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);
-    out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);
-    out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);
-    out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);
-    out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);
-    out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);
-    out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);
-    out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);
-}
+DINTATTN__DOTB_X86(dintattn__dotb_bf16, DINTATTN__WB_BF16)
+DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16)
+
+/* Rows r..r+3 against four tokens (prefill): 16 accumulators, each step's 32 weights of a row
+   loaded (for F16, converted) once for the four tokens and a token's once for the four rows.
+   out[4 i + j]: row r + i, token j. */
+#define DINTATTN__DOTB44_X86(name, WB)                                                                         \
+    DINTATTN__BF16 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)  \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
+        __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00; \
+        __m512 a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00;       \
+        __m512 a33 = a00;                                                                                    \
+        size_t i;                                                                                            \
+        for (i = 0; i < n; i += 32) {                                                                        \
+            const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);            \
+            const __m512i w0 = WB(m, w + i), w1 = WB(m, w + n + i), w2 = WB(m, w + 2 * n + i);              \
+            const __m512i w3 = WB(m, w + 3 * n + i);                                                         \
+            __m512i v = _mm512_maskz_loadu_epi16(m, x[0] + i);                                               \
+            a00 = DINTATTN__DPBF16(a00, w0, v), a10 = DINTATTN__DPBF16(a10, w1, v);                          \
+            a20 = DINTATTN__DPBF16(a20, w2, v), a30 = DINTATTN__DPBF16(a30, w3, v);                          \
+            v = _mm512_maskz_loadu_epi16(m, x[1] + i);                                                       \
+            a01 = DINTATTN__DPBF16(a01, w0, v), a11 = DINTATTN__DPBF16(a11, w1, v);                          \
+            a21 = DINTATTN__DPBF16(a21, w2, v), a31 = DINTATTN__DPBF16(a31, w3, v);                          \
+            v = _mm512_maskz_loadu_epi16(m, x[2] + i);                                                       \
+            a02 = DINTATTN__DPBF16(a02, w0, v), a12 = DINTATTN__DPBF16(a12, w1, v);                          \
+            a22 = DINTATTN__DPBF16(a22, w2, v), a32 = DINTATTN__DPBF16(a32, w3, v);                          \
+            v = _mm512_maskz_loadu_epi16(m, x[3] + i);                                                       \
+            a03 = DINTATTN__DPBF16(a03, w0, v), a13 = DINTATTN__DPBF16(a13, w1, v);                          \
+            a23 = DINTATTN__DPBF16(a23, w2, v), a33 = DINTATTN__DPBF16(a33, w3, v);                          \
+        }                                                                                                    \
+        out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);                              \
+        out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);                              \
+        out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);                              \
+        out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);                              \
+        out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);                              \
+        out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);                            \
+        out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);                            \
+        out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);                            \
+    }
+DINTATTN__DOTB44_X86(dintattn__dotb44_bf16, DINTATTN__WB_BF16)
+DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
 
 /* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
 static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, const uint16_t *const *, int, float *),
@@ -3889,15 +3914,17 @@ static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, co
 
 static void dintattn__dotb44_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
 {
-    if (__builtin_cpu_supports("avx512bf16")) dintattn__dotb44_bf16(M, r, x, out);
-    else dintattn__dotb44_rows(dintattn__dotb_c, M, r, x, out);
+    if (!__builtin_cpu_supports("avx512bf16")) dintattn__dotb44_rows(dintattn__dotb_c, M, r, x, out);
+    else if (M->type == DINTATTN__W_F16) dintattn__dotb44_f16w(M, r, x, out);
+    else dintattn__dotb44_bf16(M, r, x, out);
 }
 
 static void dintattn__dotb_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
 {
-    if (__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
-        dintattn__dotb_bf16(M, r, x, nt, out);
-    else dintattn__dotb_c(M, r, x, nt, out);
+    if (!__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
+        dintattn__dotb_c(M, r, x, nt, out);
+    else if (M->type == DINTATTN__W_F16) dintattn__dotb_f16w(M, r, x, nt, out);
+    else dintattn__dotb_bf16(M, r, x, nt, out);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -4681,8 +4708,9 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->acc, float, B > 1 ? DINTATTN__MUL3(B, (size_t)c->n_heads, d > r ? d : r) : 0);
     {
         const unsigned held = s->model->held_types, int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4;
-        const size_t q = held & int8 ? s->xq_ld : 0, b = s->precision == DINTATTN_PRECISION_FAST &&
-                                                             held & 1u << DINTATTN__W_BF16 ? s->xq_ld : 0;
+        const unsigned half = 1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16; /* dintattn__act's bf16 rows */
+        const size_t q = held & int8 ? s->xq_ld : 0;
+        const size_t b = s->precision == DINTATTN_PRECISION_FAST && held & half ? s->xq_ld : 0;
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
@@ -4999,8 +5027,9 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M)
 {
     if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
     if (s->k->w[M->type].dotq) return DINTATTN__ACT_INT8;
-    return s->precision == DINTATTN_PRECISION_FAST && M->type == DINTATTN__W_BF16 ? DINTATTN__ACT_BF16
-                                                                                 : DINTATTN__ACT_F32;
+    return s->precision == DINTATTN_PRECISION_FAST && (M->type == DINTATTN__W_BF16 || M->type == DINTATTN__W_F16)
+               ? DINTATTN__ACT_BF16
+               : DINTATTN__ACT_F32;
 }
 
 /* Row t of the chunk's int8 activations (dintattn__products quantized them). */

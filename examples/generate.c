@@ -56,7 +56,7 @@ static const char *usage =
     "  --threads T         decode threads (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
-    "                      or fast (also BF16 weights multiply bf16 activations)\n"
+    "                      or fast (also BF16 and F16 weights multiply bf16 activations)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
