@@ -3429,6 +3429,21 @@ DINTATTN__AVX2 static void dintattn__softmax_avx2(float *x, int n)
 }
 
 /* Scores four keys at a time (d a multiple of 8): four dot products share each load of q. */
+/* Decode attention streams each head's keys and values from memory (the cache outgrows the caches
+   within a few hundred positions): software prefetch DINTATTN__PF_DIST bytes ahead in the keys
+   (the next four keys' lines) and 8 rows ahead in the values (the 64 columns a pass reads). At
+   context 1900 on bench-dint it took decode from 4.68 to 4.36 ms/token (Q4) and 7.23 to 6.42
+   (BF16), interleaved per token. */
+#define DINTATTN__PF_KEYS(k0, d)                                                                               \
+    do {                                                                                                     \
+        int p_;                                                                                              \
+        for (p_ = 0; p_ < 4 * (d); p_ += 16) _mm_prefetch((const char *)((k0) + p_) + DINTATTN__PF_DIST, _MM_HINT_T0); \
+    } while (0)
+#define DINTATTN__PF_VALUES(v, dv)                                                                             \
+    do {                                                                                                     \
+        int p_;                                                                                              \
+        for (p_ = 0; p_ < 64; p_ += 16) _mm_prefetch((const char *)((v) + p_ + (size_t)8 * (dv)), _MM_HINT_T0); \
+    } while (0)
 DINTATTN__AVX2 static void dintattn__scores_avx2(float *a, const float *q, const float *K, int nk, int d, float scale)
 {
     const __m128 vs = _mm_set1_ps(scale);
@@ -3437,6 +3452,7 @@ DINTATTN__AVX2 static void dintattn__scores_avx2(float *a, const float *q, const
         const float *k0 = K + (size_t)j * d;
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, t0, t1;
         __m128 r;
+        DINTATTN__PF_KEYS(k0, d);
         for (k = 0; k < d; k += 8) {
             __m256 qv = _mm256_loadu_ps(q + k);
             c0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k0 + k), c0);
@@ -3463,6 +3479,7 @@ DINTATTN__AVX2 static void dintattn__scores2_avx2(float *a1, float *a2, const fl
     for (; j + 4 <= nk; j += 4) {
         const float *k0 = K + (size_t)j * d;
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, e0 = c0, e1 = c0, e2 = c0, e3 = c0, t0, t1;
+        DINTATTN__PF_KEYS(k0, d);
         for (k = 0; k < d; k += 8) {
             const __m256 x = _mm256_loadu_ps(q1 + k), y = _mm256_loadu_ps(q2 + k);
             const __m256 r0 = _mm256_loadu_ps(k0 + k), r1 = _mm256_loadu_ps(k0 + d + k);
@@ -3492,6 +3509,7 @@ DINTATTN__AVX2 static void dintattn__wv_avx2(float *o, const float *W, const flo
         for (j = 0; j < nk; j++) {
             const float *v = V + (size_t)j * dv + c;
             const __m256 w = _mm256_broadcast_ss(W + j);
+            DINTATTN__PF_VALUES(v, dv);
             o0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v), o0);
             o1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 8), o1);
             o2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 16), o2);
