@@ -3867,8 +3867,9 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
             out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                            \
             return;                                                                                          \
         }                                                                                                    \
-        for (; i + 64 <= n; i += 64) { /* one token: two chains */                                           \
+        for (; i + 64 <= n; i += 64) { /* one token: two chains; both lines prefetched */                    \
             DINTATTN__PF(w, i, 2);                                                                           \
+            DINTATTN__PF(w, i + 32, 2);                                                                      \
             a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
             a1 = DINTATTN__DPBF16(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
         }                                                                                                    \
