@@ -3726,6 +3726,18 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
         const __m512 c_ = _mm512_mul_ps(dintattn__vnni_lanes(DINTATTN__VNNI_LD2((X).c + b, m)), off8);      \
         DINTATTN__VNNI_STEP4(a0, a1, a2, a3, q_, d_, c_);                                                    \
     } while (0)
+/* A 4 x 4 tile's accumulators a00..a33 (a{row}{token}) summed into out[4 row + token] */
+#define DINTATTN__TILE_OUT(out)                                                                                \
+    do {                                                                                                     \
+        (out)[0] = _mm512_reduce_add_ps(a00), (out)[1] = _mm512_reduce_add_ps(a01);                          \
+        (out)[2] = _mm512_reduce_add_ps(a02), (out)[3] = _mm512_reduce_add_ps(a03);                          \
+        (out)[4] = _mm512_reduce_add_ps(a10), (out)[5] = _mm512_reduce_add_ps(a11);                          \
+        (out)[6] = _mm512_reduce_add_ps(a12), (out)[7] = _mm512_reduce_add_ps(a13);                          \
+        (out)[8] = _mm512_reduce_add_ps(a20), (out)[9] = _mm512_reduce_add_ps(a21);                          \
+        (out)[10] = _mm512_reduce_add_ps(a22), (out)[11] = _mm512_reduce_add_ps(a23);                        \
+        (out)[12] = _mm512_reduce_add_ps(a30), (out)[13] = _mm512_reduce_add_ps(a31);                        \
+        (out)[14] = _mm512_reduce_add_ps(a32), (out)[15] = _mm512_reduce_add_ps(a33);                        \
+    } while (0)
 #define DINTATTN__VNNI_TILE(name, PAIR, PAIR_BYTES, OFF)                                                        \
     DINTATTN__VNNI static void name(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)      \
     {                                                                                                        \
@@ -3752,14 +3764,7 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
             DINTATTN__VNNI_TOKEN4(x[2], a02, a12, a22, a32);                                                 \
             DINTATTN__VNNI_TOKEN4(x[3], a03, a13, a23, a33);                                                 \
         }                                                                                                    \
-        out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);                              \
-        out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);                              \
-        out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);                              \
-        out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);                              \
-        out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);                              \
-        out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);                            \
-        out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);                            \
-        out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);                            \
+        DINTATTN__TILE_OUT(out);                                                                             \
     }
 DINTATTN__VNNI_TILE(dintattn__dotq44_q8_vnni, dintattn__q8_pair, 64, 128.0f)
 DINTATTN__VNNI_TILE(dintattn__dotq44_q4_vnni, dintattn__q4_pair, 32, 8.0f)
@@ -3911,14 +3916,7 @@ DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16)
             a03 = DINTATTN__DPBF16(a03, w0, v), a13 = DINTATTN__DPBF16(a13, w1, v);                          \
             a23 = DINTATTN__DPBF16(a23, w2, v), a33 = DINTATTN__DPBF16(a33, w3, v);                          \
         }                                                                                                    \
-        out[0] = _mm512_reduce_add_ps(a00), out[1] = _mm512_reduce_add_ps(a01);                              \
-        out[2] = _mm512_reduce_add_ps(a02), out[3] = _mm512_reduce_add_ps(a03);                              \
-        out[4] = _mm512_reduce_add_ps(a10), out[5] = _mm512_reduce_add_ps(a11);                              \
-        out[6] = _mm512_reduce_add_ps(a12), out[7] = _mm512_reduce_add_ps(a13);                              \
-        out[8] = _mm512_reduce_add_ps(a20), out[9] = _mm512_reduce_add_ps(a21);                              \
-        out[10] = _mm512_reduce_add_ps(a22), out[11] = _mm512_reduce_add_ps(a23);                            \
-        out[12] = _mm512_reduce_add_ps(a30), out[13] = _mm512_reduce_add_ps(a31);                            \
-        out[14] = _mm512_reduce_add_ps(a32), out[15] = _mm512_reduce_add_ps(a33);                            \
+        DINTATTN__TILE_OUT(out);                                                                             \
     }
 DINTATTN__DOTB44_X86(dintattn__dotb44_bf16, DINTATTN__WB_BF16)
 DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
