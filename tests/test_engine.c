@@ -500,6 +500,65 @@ static void test_bf16_kernels_match_double_sums(void **state)
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
 }
 
+/* Every level's decode attention kernels against sums in double: scores and scores2 (q . k over
+   d, times the scale) and W @ V, for widths 4 to 144 (the vector kernels' multiples of 8 and 16,
+   AVX-512's one-pass W @ V up to 128 and what falls back) and 1 to 67 keys (the four-key blocks'
+   tails). */
+static void test_attention_kernels_match_double_sums(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    static const int widths[] = {4, 8, 12, 16, 24, 32, 48, 64, 96, 112, 128, 136, 144};
+    static const int keys[] = {1, 2, 3, 4, 5, 7, 8, 9, 33, 64, 67};
+    enum { MAXW = 144, MAXK = 67 };
+    float *K = (float *)malloc(sizeof(float) * MAXW * MAXK), q1[MAXW], q2[MAXW], W[MAXK];
+    float a1[MAXK], a2[MAXK], o[MAXW];
+    int wi, ki, lv, i, j, checked = 0;
+    (void)state;
+    assert_true(K != NULL);
+    for (i = 0; i < MAXW * MAXK; i++) K[i] = (float)sin(0.37 * i + 0.001 * i * i);
+    for (i = 0; i < MAXW; i++) q1[i] = (float)cos(0.7 * i), q2[i] = (float)sin(1.1 * i + 0.5);
+    for (j = 0; j < MAXK; j++) W[j] = (float)(cos(0.3 * j) / (1 + j % 4));
+    for (wi = 0; wi < (int)(sizeof widths / sizeof *widths); wi++)
+        for (ki = 0; ki < (int)(sizeof keys / sizeof *keys); ki++) {
+            const int d = widths[wi], nk = keys[ki];
+            for (lv = 0; lv < 3; lv++) {
+                const dintattn__kernels *k = dintattn__kernels_for(levels[lv]);
+                k->scores(a1, q1, K, nk, d, 0.25f);
+                for (j = 0; j < nk; j++) {
+                    double want = 0, mag = 0;
+                    for (i = 0; i < d; i++) want += (double)q1[i] * K[(size_t)j * d + i], mag += fabs((double)q1[i] * K[(size_t)j * d + i]);
+                    if (!(fabs(a1[j] - 0.25 * want) <= 1e-6 * mag + 1e-30))
+                        fail_msg("scores, d %d, %d keys, level %s: key %d %.9g, want %.9g", d, nk,
+                                 dintattn_kernels_name(k->level), j, a1[j], 0.25 * want);
+                }
+                k->scores2(a1, a2, q1, q2, K, nk, d, 0.5f);
+                for (j = 0; j < nk; j++) {
+                    double w1 = 0, w2 = 0, mag = 0;
+                    for (i = 0; i < d; i++) {
+                        w1 += (double)q1[i] * K[(size_t)j * d + i], w2 += (double)q2[i] * K[(size_t)j * d + i];
+                        mag += fabs((double)K[(size_t)j * d + i]) * 2;
+                    }
+                    if (!(fabs(a1[j] - 0.5 * w1) <= 1e-6 * mag + 1e-30) || !(fabs(a2[j] - 0.5 * w2) <= 1e-6 * mag + 1e-30))
+                        fail_msg("scores2, d %d, %d keys, level %s: key %d %.9g / %.9g, want %.9g / %.9g", d, nk,
+                                 dintattn_kernels_name(k->level), j, a1[j], a2[j], 0.5 * w1, 0.5 * w2);
+                }
+                for (i = 0; i < MAXW; i++) o[i] = 12345.0f;
+                k->wv(o, W, K, nk, d);
+                for (i = 0; i < d; i++) {
+                    double want = 0, mag = 0;
+                    for (j = 0; j < nk; j++) want += (double)W[j] * K[(size_t)j * d + i], mag += fabs((double)W[j] * K[(size_t)j * d + i]);
+                    if (!(fabs(o[i] - want) <= 1e-6 * mag + 1e-30))
+                        fail_msg("wv, dv %d, %d keys, level %s: column %d %.9g, want %.9g", d, nk,
+                                 dintattn_kernels_name(k->level), i, o[i], want);
+                }
+                for (i = d; i < MAXW; i++) assert_true(o[i] == 12345.0f); /* nothing past dv written */
+                checked++;
+            }
+        }
+    assert_int_equal(checked, 3 * 13 * 11);
+    free(K);
+}
+
 /* Precision FAST: BF16 and F16 weights multiply bf16 activations. The logits move from EXACT's
    by about bf16's rounding (a few 1e-3 here), prefill, decode and chunks agree, and F32 weights
    (and with them this option's effect on anything but BF16, F16 and Q8/Q4 rows) are untouched. */
@@ -1354,6 +1413,7 @@ int main(void)
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
+        cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
         cmocka_unit_test(test_q4_file_needs_its_scales),
