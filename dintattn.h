@@ -3148,6 +3148,20 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
     }
 }
 
+/* Prefill's packed panels (dintattn__gemm_unit; the kernels are AVX-512's): DINTATTN__PANEL rows
+   a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations. The int8 panel holds per
+   block of 32 columns 8 groups x 2 vectors x 16 rows of 4 unsigned bytes, then the 32 rows'
+   scales; the tokens' block per 32 columns: 8 groups x GQ_NT of 4 bytes, GQ_NT d, GQ_NT sum(q).
+   The bf16 panel holds per pair of columns 32 rows' pairs; the tokens' block, GB_NT tokens' pairs. */
+#define DINTATTN__PANEL 32
+#define DINTATTN__GQ_NT 4
+#define DINTATTN__GB_NT 12
+#define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16) /* 32-bit words */
+#define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + 2 * DINTATTN__GQ_NT)
+#ifndef DINTATTN__GEMM_MIN_TOKENS
+#define DINTATTN__GEMM_MIN_TOKENS 8         /* fewer tokens go to the 4 x 4 tiles */
+#endif
+
 /* --- x86 kernels: AVX2 + FMA + F16C for every weight type and the attention loops, AVX-512F for
    the matrix-vector products; the kernel tables at the end of this section choose among them. */
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -3921,6 +3935,155 @@ DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16)
 DINTATTN__DOTB44_X86(dintattn__dotb44_bf16, DINTATTN__WB_BF16)
 DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
 
+/* --- prefill on packed panels (AVX-512): int8 x int8 (VNNI) and bf16 x bf16 (AVX-512 BF16) ----
+   A GEMM in the layout the instructions want: a panel holds 32 rows of a matrix (two vectors of
+   16 rows) with their columns interleaved in groups (4 bytes of int8, 2 bf16), so that one load
+   gives 16 rows' next group and one broadcast gives a token's; each vpdpbusd / vdpbf16ps then
+   adds to 16 outputs, and NT tokens x 32 rows of accumulators stay in registers over the whole
+   row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
+   of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
+
+/* 16 bits of 16 rows where `rows` of them exist */
+#define DINTATTN__ROWMASK(rows) ((__mmask16)((rows) >= 16 ? 0xFFFFu : (rows) <= 0 ? 0u : (1u << (rows)) - 1u))
+
+/* Q8 and Q4 rows r0..r0+31 packed: unsigned bytes (Q8: w + 128; Q4: nibbles as stored, w + 8) */
+#define DINTATTN__GQ_PACK(name, Q4)                                                                            \
+    DINTATTN__VNNI static void name(const dintattn__mat *M, int r0, void *panel)                             \
+    {                                                                                                        \
+        const size_t nb = (size_t)M->cols / 32, rb = (Q4) ? nb * 16 : nb * 32;                               \
+        const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
+                                                _mm512_set1_epi32((int)rb));                                  \
+        const __m512i sstep = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
+                                                 _mm512_set1_epi32((int)nb));                                 \
+        int32_t *out = (int32_t *)panel;                                                                     \
+        size_t b;                                                                                            \
+        int j, g;                                                                                            \
+        for (b = 0; b < nb; b++, out += DINTATTN__GQ_PANEL_BLOCK)                                            \
+            for (j = 0; j < 2; j++) {                                                                        \
+                const int r = r0 + 16 * j;                                                                   \
+                const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);                                           \
+                const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;              \
+                _mm512_storeu_ps(out + 256 + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, sstep,  \
+                                                                             M->scale + (size_t)(m ? r : 0) * nb + b, 4)); \
+                for (g = 0; g < ((Q4) ? 4 : 8); g++) {                                                       \
+                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step,           \
+                                                                  w + ((Q4) ? 16 : 32) * b + 4 * g, 1);       \
+                    if (Q4) {                                                                                \
+                        const __m512i low = _mm512_set1_epi8(15);                                            \
+                        _mm512_storeu_si512(out + (2 * g + j) * 16, _mm512_and_si512(v, low));               \
+                        _mm512_storeu_si512(out + (2 * (g + 4) + j) * 16, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)); \
+                    } else {                                                                                 \
+                        _mm512_storeu_si512(out + (2 * g + j) * 16, _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80))); \
+                    }                                                                                        \
+                }                                                                                            \
+            }                                                                                                \
+    }
+DINTATTN__GQ_PACK(dintattn__pack_q8_vnni, 0)
+DINTATTN__GQ_PACK(dintattn__pack_q4_vnni, 1)
+
+/* One block of DINTATTN__GQ_NT tokens against a packed int8 panel: out[t * 32 + i], row i of the
+   panel against token t. Per block of 32 columns and (16 rows, token): the integer dot starts at
+   -OFF * sum(q) (taking out what the unsigned weights' offset adds), takes 8 vpdpbusd, then is
+   scaled by the rows' scales times the token's d into the f32 accumulator. */
+#define DINTATTN__GQ_TOKEN(t)                                                                                \
+    i0##t = _mm512_dpbusd_epi32(i0##t, w0, _mm512_set1_epi32(xg[t])),                                        \
+    i1##t = _mm512_dpbusd_epi32(i1##t, w1, _mm512_set1_epi32(xg[t]))
+#define DINTATTN__GQ_INIT(t) i0##t = i1##t = _mm512_set1_epi32(-off * xb[9 * DINTATTN__GQ_NT + (t)])
+#define DINTATTN__GQ_SCALE(t)                                                                                \
+    do {                                                                                                     \
+        const __m512 d_ = _mm512_set1_ps(((const float *)xb)[8 * DINTATTN__GQ_NT + (t)]);                    \
+        f0##t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0##t), _mm512_mul_ps(s0, d_), f0##t);                   \
+        f1##t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1##t), _mm512_mul_ps(s1, d_), f1##t);                   \
+    } while (0)
+#define DINTATTN__GQ_PANEL(name, OFF)                                                                          \
+    DINTATTN__VNNI static void name(const void *panel, int cols, const void *xblk, float *out)               \
+    {                                                                                                        \
+        const int32_t *p = (const int32_t *)panel, *xb = (const int32_t *)xblk, off = (OFF);                 \
+        __m512 f00 = _mm512_setzero_ps(), f01 = f00, f02 = f00, f03 = f00, f10 = f00, f11 = f00, f12 = f00;  \
+        __m512 f13 = f00;                                                                                    \
+        int b, g;                                                                                            \
+        for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {         \
+            __m512i i00, i01, i02, i03, i10, i11, i12, i13;                                                  \
+            __m512 s0, s1;                                                                                   \
+            DINTATTN__GQ_INIT(0), DINTATTN__GQ_INIT(1), DINTATTN__GQ_INIT(2), DINTATTN__GQ_INIT(3);          \
+            for (g = 0; g < 8; g++) {                                                                        \
+                const __m512i w0 = _mm512_loadu_si512(p + 32 * g), w1 = _mm512_loadu_si512(p + 32 * g + 16); \
+                const int32_t *xg = xb + DINTATTN__GQ_NT * g;                                                \
+                DINTATTN__GQ_TOKEN(0), DINTATTN__GQ_TOKEN(1), DINTATTN__GQ_TOKEN(2), DINTATTN__GQ_TOKEN(3);  \
+            }                                                                                                \
+            s0 = _mm512_loadu_ps((const float *)p + 256), s1 = _mm512_loadu_ps((const float *)p + 272);      \
+            DINTATTN__GQ_SCALE(0);                                                                           \
+            DINTATTN__GQ_SCALE(1);                                                                           \
+            DINTATTN__GQ_SCALE(2);                                                                           \
+            DINTATTN__GQ_SCALE(3);                                                                           \
+        }                                                                                                    \
+        _mm512_storeu_ps(out, f00), _mm512_storeu_ps(out + 16, f10);                                         \
+        _mm512_storeu_ps(out + 32, f01), _mm512_storeu_ps(out + 48, f11);                                    \
+        _mm512_storeu_ps(out + 64, f02), _mm512_storeu_ps(out + 80, f12);                                    \
+        _mm512_storeu_ps(out + 96, f03), _mm512_storeu_ps(out + 112, f13);                                   \
+    }
+DINTATTN__GQ_PANEL(dintattn__panel_q8_vnni, 128)
+DINTATTN__GQ_PANEL(dintattn__panel_q4_vnni, 8)
+
+/* BF16 or F16 rows r0..r0+31 packed as bf16 pairs (F16 rounded to bf16 as dintattn__f16_as_bf16
+   does); an odd last column pairs with a zero. */
+DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, void *panel)
+{
+    const size_t K = (size_t)M->cols, np = (K + 1) / 2, rb = 2 * K;
+    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)rb));
+    uint32_t *out = (uint32_t *)panel;
+    const uint16_t *w16 = (const uint16_t *)M->w;
+    size_t p;
+    int j, i;
+    for (j = 0; j < 2; j++) {
+        const int r = r0 + 16 * j;
+        const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);
+        const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;
+        for (p = 0; p < K / 2; p++) {
+            __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 4 * p, 1);
+            if (M->type == DINTATTN__W_F16) /* 32 halves, widened and rounded back in their order */
+                v = (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)),
+                                                 _mm512_cvtph_ps(_mm512_castsi512_si256(v)));
+            _mm512_storeu_si512(out + 32 * p + 16 * j, v);
+        }
+        if (K % 2) /* the odd last column, one row at a time */
+            for (i = 0; i < 16; i++) {
+                const uint16_t h = r + i < M->rows ? w16[(size_t)(r + i) * K + K - 1] : 0;
+                out[32 * (np - 1) + 16 * j + i] =
+                    M->type == DINTATTN__W_F16 ? dintattn__f32_to_bf16(dintattn__f16_to_f32(h)) : h;
+            }
+    }
+}
+
+/* One block of DINTATTN__GB_NT tokens (bf16 pairs, token-interleaved) against a packed bf16
+   panel: out[t * 32 + i] */
+#define DINTATTN__GB_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t
+#define DINTATTN__GB_TOKEN(t)                                                                                \
+    do {                                                                                                     \
+        const __m512i x_ = _mm512_set1_epi32((int)xp[t]);                                                    \
+        c0##t = DINTATTN__DPBF16(c0##t, w0, x_), c1##t = DINTATTN__DPBF16(c1##t, w1, x_);                    \
+    } while (0)
+#define DINTATTN__GB_STORE(t) _mm512_storeu_ps(out + 32 * (t), c0##t), _mm512_storeu_ps(out + 32 * (t) + 16, c1##t)
+DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, const void *xblk, float *out)
+{
+    const uint32_t *pk = (const uint32_t *)panel, *xp = (const uint32_t *)xblk;
+    const int np = (cols + 1) / 2;
+    int p;
+    DINTATTN__GB_DECL(0); DINTATTN__GB_DECL(1); DINTATTN__GB_DECL(2); DINTATTN__GB_DECL(3);
+    DINTATTN__GB_DECL(4); DINTATTN__GB_DECL(5); DINTATTN__GB_DECL(6); DINTATTN__GB_DECL(7);
+    DINTATTN__GB_DECL(8); DINTATTN__GB_DECL(9); DINTATTN__GB_DECL(10); DINTATTN__GB_DECL(11);
+    for (p = 0; p < np; p++, pk += 32, xp += DINTATTN__GB_NT) {
+        const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);
+        DINTATTN__GB_TOKEN(0); DINTATTN__GB_TOKEN(1); DINTATTN__GB_TOKEN(2); DINTATTN__GB_TOKEN(3);
+        DINTATTN__GB_TOKEN(4); DINTATTN__GB_TOKEN(5); DINTATTN__GB_TOKEN(6); DINTATTN__GB_TOKEN(7);
+        DINTATTN__GB_TOKEN(8); DINTATTN__GB_TOKEN(9); DINTATTN__GB_TOKEN(10); DINTATTN__GB_TOKEN(11);
+    }
+    DINTATTN__GB_STORE(0), DINTATTN__GB_STORE(1), DINTATTN__GB_STORE(2), DINTATTN__GB_STORE(3);
+    DINTATTN__GB_STORE(4), DINTATTN__GB_STORE(5), DINTATTN__GB_STORE(6), DINTATTN__GB_STORE(7);
+    DINTATTN__GB_STORE(8), DINTATTN__GB_STORE(9), DINTATTN__GB_STORE(10), DINTATTN__GB_STORE(11);
+}
+
 /* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
 static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, const uint16_t *const *, int, float *),
                                   const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
@@ -4055,6 +4218,9 @@ typedef struct dintattn__kernels {
         float (*dotq)(const dintattn__mat *M, size_t r, const dintattn__xq *x); /* Q8, Q4: int8 x */
         void (*dotq4)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 x */
     void (*dotq44)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 rows x 4 x, or NULL */
+        /* prefill on packed panels, or NULL: pack rows r0..r0+31; a block of tokens against a panel */
+        void (*pack)(const dintattn__mat *M, int r0, void *panel);
+        void (*panel)(const void *panel, int cols, const void *xblk, float *out);
     } w[DINTATTN__W_COUNT];
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     void (*scores2)(float *a1, float *a2, const float *q1, const float *q2, const float *K, int nk, int d, float scale);
@@ -4071,22 +4237,22 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL}},
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL}},
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, NULL};
 
@@ -4094,11 +4260,11 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
    attention loops stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni}},
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__dotb44_avx512};
 #endif
@@ -4422,6 +4588,10 @@ struct dintattn_session {
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
     uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
+    int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
+    uint32_t *xpb;                          /* ... and bf16 pairs */
+    unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
+    size_t pack_ld;
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
     dintattn_attn_hook hook;
@@ -4757,6 +4927,15 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B, b, overflow));
+        /* packed panels and tokens, for prefill (dintattn__gemm_unit) */
+        {
+            const size_t Bq = (B + DINTATTN__GQ_NT - 1) / DINTATTN__GQ_NT, Bb = (B + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
+            const int packs = B > 1 && (q || b);
+            DINTATTN__CARVE(s->xpq, int32_t, B > 1 ? DINTATTN__MUL3(Bq, q / 32, DINTATTN__GQ_X_BLOCK) : 0);
+            DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
+            s->pack_ld = packs ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
+            DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
+        }
     }
 #undef DINTATTN__CARVE
 #undef DINTATTN__MUL3
@@ -5256,35 +5435,153 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
     }
 }
 
+/* Prefill on packed panels: a unit is one panel of DINTATTN__PANEL rows of one product, packed
+   by the thread that takes it and run against every block of the chunk's packed tokens. */
+typedef struct dintattn__gemm_job {
+    const dintattn_session *s;
+    const dintattn__product *p;
+    int count, n;
+    int64_t first[9];                       /* product k's panels: units first[k] .. first[k + 1] - 1 */
+} dintattn__gemm_job;
+
+static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__gemm_job *job = (const dintattn__gemm_job *)ctx;
+    const dintattn_session *s = job->s;
+    const dintattn__product *p;
+    float out[DINTATTN__PANEL * (DINTATTN__GB_NT > DINTATTN__GQ_NT ? DINTATTN__GB_NT : DINTATTN__GQ_NT)];
+    void *panel = s->pack + (size_t)tid * s->pack_ld;
+    const unsigned char *xp;
+    size_t blk;
+    int k = 0, r0, rows, nt, t0, t, i;
+    while (unit >= job->first[k + 1]) k++;
+    p = &job->p[k];
+    r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
+    rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
+    s->k->w[p->M->type].pack(p->M, r0, panel);
+    if (p->act == DINTATTN__ACT_INT8) {
+        nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
+        blk = sizeof(int32_t) * (size_t)(p->M->cols / 32) * DINTATTN__GQ_X_BLOCK;
+    } else {
+        nt = DINTATTN__GB_NT, xp = (const unsigned char *)s->xpb;
+        blk = sizeof(uint32_t) * (size_t)((p->M->cols + 1) / 2) * DINTATTN__GB_NT;
+    }
+    for (t0 = 0; t0 < job->n; t0 += nt, xp += blk) {
+        s->k->w[p->M->type].panel(panel, p->M->cols, xp, out);
+        for (t = t0; t < t0 + nt && t < job->n; t++)
+            for (i = 0; i < rows; i++) dintattn__store(p, r0 + i, t, out[(t - t0) * DINTATTN__PANEL + i]);
+    }
+}
+
+/* Whether product p (int8 or bf16 activations) of n tokens runs on packed panels */
+static int dintattn__gemm_takes(const dintattn_session *s, const dintattn__product *p, int n)
+{
+    const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
+    if (n < DINTATTN__GEMM_MIN_TOKENS || !s->pack_ld || p->act == DINTATTN__ACT_F32 || !s->k->w[p->M->type].panel)
+        return 0;
+    if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
+#ifdef DINTATTN__HAVE_X86
+    if (p->act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return 0;
+#endif
+    return 1;
+}
+
+/* A block of DINTATTN__GQ_NT tokens' int8 activations (the first n of them; the rest zero)
+   packed for the panels: per block of 32 columns, 8 groups of 4 bytes per token, d, sum(q). */
+static void dintattn__pack_xq(const dintattn__xq *x, int n, int cols, int32_t *o)
+{
+    const int nt = DINTATTN__GQ_NT;
+    int b, t, g, k;
+    for (b = 0; b < cols / 32; b++, o += DINTATTN__GQ_X_BLOCK)
+        for (t = 0; t < nt; t++) {
+            int32_t sum = 0;
+            float d = 0;
+            for (g = 0; g < 8; g++) o[nt * g + t] = 0;
+            if (t < n) {
+                for (g = 0; g < 8; g++) memcpy(o + nt * g + t, x[t].q + 32 * b + 4 * g, 4);
+                for (k = 0; k < 32; k++) sum += x[t].q[32 * b + k];
+                d = x[t].s[b];
+            }
+            memcpy(o + 8 * nt + t, &d, sizeof d);
+            o[9 * nt + t] = sum;
+        }
+}
+
+/* A block of DINTATTN__GB_NT tokens' bf16 activations (the first n; the rest zero) packed for the
+   panels: per pair of columns, each token's pair (an odd last column with a zero). */
+static void dintattn__pack_xb(const uint16_t *const *x, int n, int cols, uint32_t *o)
+{
+    int k, t;
+    for (k = 0; k < (cols + 1) / 2; k++, o += DINTATTN__GB_NT)
+        for (t = 0; t < DINTATTN__GB_NT; t++)
+            o[t] = t >= n ? 0 : x[t][2 * k] | (2 * k + 1 < cols ? (uint32_t)x[t][2 * k + 1] << 16 : 0);
+}
+
+/* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
+   (rounded) row by row into s->xq (s->xb), and, with `packed`, also in the panels' token blocks. */
+typedef struct dintattn__act_job {
+    const dintattn_session *s;
+    const float *x;
+    int ldx, n, cols, act, packed;
+} dintattn__act_job;
+
+static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__act_job *job = (const dintattn__act_job *)ctx;
+    const dintattn_session *s = job->s;
+    const size_t ld = s->xq_ld;
+    const int int8 = job->act == DINTATTN__ACT_INT8, nt = int8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+    const int t0 = (int)unit * nt;
+    dintattn__xq xq[DINTATTN__GQ_NT];
+    const uint16_t *xb[DINTATTN__GB_NT];
+    int t, k;
+    (void)tid;
+    for (t = t0; t < t0 + nt && t < job->n; t++) {
+        const float *x = job->x + (size_t)t * job->ldx;
+        if (int8)
+            dintattn__quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
+                                 s->xq_c + (size_t)t * ld / 32);
+        else
+            for (k = 0; k < job->cols; k++) s->xb[(size_t)t * ld + k] = dintattn__f32_to_bf16(x[k]);
+    }
+    if (!job->packed) return;
+    for (t = 0; t < nt && t0 + t < job->n; t++) {
+        if (int8) xq[t] = dintattn__xq_row(s, t0 + t);
+        else xb[t] = s->xb + (size_t)(t0 + t) * ld;
+    }
+    if (int8) dintattn__pack_xq(xq, t, job->cols, s->xpq + (size_t)unit * (size_t)(job->cols / 32) * DINTATTN__GQ_X_BLOCK);
+    else dintattn__pack_xb(xb, t, job->cols, s->xpb + (size_t)unit * (size_t)((job->cols + 1) / 2) * DINTATTN__GB_NT);
+}
+
 /* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
    shared out on the pool for one token (small products on the caller alone), sgemm for a
    prompt. Int8 or bf16 activations: x is quantized (rounded) once per distinct input, then
-   rows on the pool, for one token or many. */
+   rows on the pool for one token, packed panels (dintattn__gemm_unit) for a prompt where the
+   level has them, else rows in tiles of 4 x 4. */
 static void dintattn__products(dintattn_session *s, int n, const dintattn__product *p, int count)
 {
-    dintattn__product q[8];
+    dintattn__product q[8], g[8];
     dintattn__rows_job job;
+    dintattn__gemm_job gj;
     const float *quantized = NULL, *rounded = NULL;
     int64_t rows = 0;
-    size_t bytes = 0;
-    int k, t, r, m = 0;
+    size_t bytes = 0, gbytes = 0;
+    int k, t, r, m = 0, ng = 0;
     DINTATTN_ASSERT(count <= 8);
+    gj.first[0] = 0;
     for (k = 0; k < count; k++) {
         q[k] = p[k];
         q[k].act = dintattn__act(s, p[k].M);
-        if (q[k].act == DINTATTN__ACT_INT8 && q[k].x != quantized) { /* the batch's products share one input */
-            DINTATTN_ASSERT(!quantized && (size_t)q[k].M->cols <= s->xq_ld);
-            for (t = 0; t < n; t++)
-                dintattn__quantize_x(q[k].x + (size_t)t * q[k].ldx, q[k].M->cols, s->xq + (size_t)t * s->xq_ld,
-                                     s->xq_s + (size_t)t * s->xq_ld / 32, s->xq_c + (size_t)t * s->xq_ld / 32);
-            quantized = q[k].x;
-        }
-        if (q[k].act == DINTATTN__ACT_BF16 && q[k].x != rounded) {
-            DINTATTN_ASSERT(!rounded && (size_t)q[k].M->cols <= s->xq_ld);
-            for (t = 0; t < n; t++)
-                for (r = 0; r < q[k].M->cols; r++)
-                    s->xb[(size_t)t * s->xq_ld + r] = dintattn__f32_to_bf16(q[k].x[(size_t)t * q[k].ldx + r]);
-            rounded = q[k].x;
+        if (q[k].act != DINTATTN__ACT_F32 && q[k].x != (q[k].act == DINTATTN__ACT_INT8 ? quantized : rounded)) {
+            /* the batch's products share one input of each kind */
+            dintattn__act_job aj;
+            const int nt = q[k].act == DINTATTN__ACT_INT8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+            DINTATTN_ASSERT(!(q[k].act == DINTATTN__ACT_INT8 ? quantized : rounded) && (size_t)q[k].M->cols <= s->xq_ld);
+            aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
+            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld;
+            dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
+            if (q[k].act == DINTATTN__ACT_INT8) quantized = q[k].x;
+            else rounded = q[k].x;
         }
         if (n > 1 && q[k].act == DINTATTN__ACT_F32) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
@@ -5292,9 +5589,20 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];
             continue;
         }
+        if (dintattn__gemm_takes(s, &q[k], n)) {
+            g[ng] = q[k];
+            gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
+            gbytes += dintattn__mat_bytes(q[k].M);
+            ng++;
+            continue;
+        }
         q[m++] = q[k];
         rows += q[k].M->rows;
         bytes += dintattn__mat_bytes(q[k].M) + (q[k].swiglu_up ? dintattn__mat_bytes(q[k].swiglu_up) : 0);
+    }
+    if (ng) {
+        gj.s = s, gj.p = g, gj.count = ng, gj.n = n;
+        dintattn__pool_run(gbytes * (size_t)n < dintattn__solo_bytes ? NULL : &s->pool, gj.first[ng], dintattn__gemm_unit, &gj);
     }
     job.s = s;
     job.p = q;

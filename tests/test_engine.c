@@ -500,6 +500,89 @@ static void test_bf16_kernels_match_double_sums(void **state)
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
 }
 
+/* The AVX-512 level's packed panels (prefill's GEMM) against its row kernels, which the tests
+   above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks, BF16 and
+   F16 rows of 1 to 70 columns (an odd last column pairs with a zero), 1 to 45 rows (a second
+   panel; rows past the matrix), and a block's tokens all present or only some. */
+static void test_packed_panels_match_row_kernels(void **state)
+{
+    const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
+    static const int row_counts[] = {1, 16, 17, 32, 45}, blocks[] = {1, 2, 3, 5};
+    enum { MAXR = 45, MAXC = 160, NT = 12 };
+    float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
+    signed char w8[MAXR * MAXC], xq[NT][MAXC];
+    unsigned char w4[MAXR * MAXC / 2];
+    uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC];
+    int32_t *xpq = (int32_t *)malloc(sizeof(int32_t) * MAXC / 32 * DINTATTN__GQ_X_BLOCK);
+    uint32_t *xpb = (uint32_t *)malloc(sizeof(uint32_t) * MAXC / 2 * DINTATTN__GB_NT);
+    void *panel = malloc(64 * MAXC);
+    float out[DINTATTN__PANEL * NT];
+    int kind, ci, ri, n, i, t, r0, checked = 0;
+    (void)state;
+    assert_true(xpq && xpb && panel);
+    if (K->level != DINTATTN_KERNELS_AVX512 || !__builtin_cpu_supports("avx512bf16")) {
+        free(xpq), free(xpb), free(panel);
+        skip();
+    }
+    for (i = 0; i < MAXR * MAXC; i++) {
+        w[i] = (float)cos(0.11 * i * i + 0.3 * i) * (1.0f + (float)(i % 7));
+        wb[i] = dintattn__f32_to_bf16(w[i]);
+        wh[i] = (uint16_t)(((unsigned)i * 2654435761u >> 9) & 0xFBFFu); /* finite F16, subnormals too */
+    }
+    for (i = 0; i < NT * MAXC; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
+    for (kind = 0; kind < 4; kind++) /* Q8, Q4, BF16, F16 */
+        for (ci = 0; ci < (kind < 2 ? 4 : 70); ci++) {
+            const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nt = kind < 2 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+            static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16};
+            dintattn__mat M;
+            dintattn__xq X[NT];
+            const uint16_t *XB[NT];
+            memset(&M, 0, sizeof M);
+            M.cols = cols, M.type = types[kind], M.scale = wsc;
+            M.w = kind == 0 ? (const void *)w8 : kind == 1 ? (const void *)w4 : kind == 2 ? (const void *)wb : (const void *)wh;
+            for (i = 0; kind < 2 && i < MAXR * cols / 32; i++) {
+                if (kind) dintattn__quantize_block4(w + 32 * i, w4 + 16 * i, wsc + i);
+                else dintattn__quantize_row(w + 32 * i, 32, w8 + 32 * i, wsc + i);
+            }
+            for (t = 0; t < NT; t++) {
+                if (kind < 2) dintattn__quantize_x(x + t * cols, cols, xq[t], xs[t], xc[t]);
+                for (i = 0; i < cols; i++) xb[t][i] = dintattn__f32_to_bf16(x[t * cols + i] * (t == 3 ? -1e-3f : 1.0f));
+                X[t].q = xq[t], X[t].s = xs[t], X[t].c = xc[t], XB[t] = xb[t];
+            }
+            for (n = 1; n <= nt; n += nt - 1) { /* one token of the block, then all */
+                if (kind < 2) dintattn__pack_xq(X, n, cols, xpq);
+                else dintattn__pack_xb(XB, n, cols, xpb);
+                for (ri = 0; ri < 5; ri++) {
+                    M.rows = row_counts[ri];
+                    for (r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
+                        K->w[M.type].pack(&M, r0, panel);
+                        K->w[M.type].panel(panel, cols, kind < 2 ? (const void *)xpq : (const void *)xpb, out);
+                        for (t = 0; t < n; t++)
+                            for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
+                                float want;
+                                double mag = 0;
+                                int k;
+                                if (kind < 2) {
+                                    want = K->w[M.type].dotq(&M, (size_t)i, &X[t]);
+                                    for (k = 0; k < cols / 32; k++) mag += fabs((double)wsc[i * (cols / 32) + k] * xs[t][k]) * 127 * 127 * 32;
+                                } else {
+                                    K->dotb(&M, (size_t)i, XB + t, 1, &want);
+                                    for (k = 0; k < cols; k++) mag += fabs((kind == 2 ? (double)dintattn__bf16_to_f32(wb[i * cols + k]) : dintattn__f16_to_f32(wh[i * cols + k])) *
+                                                        dintattn__bf16_to_f32(xb[t][k]));
+                                }
+                                if (!(fabs(out[t * DINTATTN__PANEL + i - r0] - want) <= 1e-6 * mag + 1e-30))
+                                    fail_msg("type %d, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
+                                             kind, cols, M.rows, n, i, t, out[t * DINTATTN__PANEL + i - r0], want);
+                                checked++;
+                            }
+                    }
+                }
+            }
+        }
+    assert_true(checked > 10000);
+    free(xpq), free(xpb), free(panel);
+}
+
 /* Every level's decode attention kernels against sums in double: scores and scores2 (q . k over
    d, times the scale) and W @ V, for widths 4 to 144 (the vector kernels' multiples of 8 and 16,
    AVX-512's one-pass W @ V up to 128 and what falls back) and 1 to 67 keys (the four-key blocks'
@@ -1413,6 +1496,7 @@ int main(void)
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
+        cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
