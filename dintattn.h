@@ -4612,8 +4612,9 @@ static double *dintattn__S_row(const dintattn_session *s, int l, int i)
 typedef struct dintattn__kv_read {
     const dintattn__kernels *k;
     int l, width, tile;
+    int rows;                               /* query by query (the decode kernels), or by sgemm */
     float *buf, *o_tile;
-    dintattn__pool *pool;                   /* prefill: converts its tiles on the session's threads */
+    dintattn__pool *pool;                   /* prefill by sgemm: converts its tiles on the session's threads */
 } dintattn__kv_read;
 
 /* A tile's conversion shared out on the pool, DINTATTN__KV_SPLIT rows a unit. */
@@ -4643,18 +4644,30 @@ static const float *dintattn__kv_tile(const dintattn__kv_read *rd, const dintatt
     return rd->buf;
 }
 
+/* Keys of tile [j0, j0 + n) that query t of a block of nb sees (the last sees all `width`) */
+static int dintattn__keys_in_tile(const dintattn__kv_read *rd, int nb, int t, int j0, int n)
+{
+    const int nk = rd->width - nb + t + 1 - j0;
+    return nk < 0 ? 0 : nk < n ? nk : n;
+}
+
 /* A[t][j] = (Q[t] . K[j]) * s for nb queries (rows ldq apart, rows of A `width` apart) and the
-   `width` keys of head h: by the kernel for one query (decode), by sgemm for a block (prefill). */
+   keys of head h each sees: query by query by the decode kernel (rd->rows), or by sgemm for a
+   block (every key; the caller ignores those past a query). */
 static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__cache *kv, int h, float *A,
                                    const float *Q, int ldq, int nb, float s)
 {
     const int d = kv->width;
-    int j0;
+    int j0, t, m;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
         const float *K = dintattn__kv_tile(rd, kv, h, j0, n);
-        if (nb == 1) rd->k->scores(A + j0, Q, K, n, d, s);
-        else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, d, s, Q, ldq, K, d, 0.0f, A + j0, rd->width);
+        if (!rd->rows)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, d, s, Q, ldq, K, d, 0.0f, A + j0, rd->width);
+        else
+            for (t = 0; t < nb; t++)
+                if ((m = dintattn__keys_in_tile(rd, nb, t, j0, n)) > 0)
+                    rd->k->scores(A + (size_t)t * rd->width + j0, Q + (size_t)t * ldq, K, m, d, s);
     }
 }
 
@@ -4663,18 +4676,25 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
                                const float *W, int nb)
 {
     const int dv = kv->width;
-    int j0, c;
+    int j0, c, t, m;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
         const float *V = dintattn__kv_tile(rd, kv, h, j0, n);
-        if (nb > 1)
+        if (!rd->rows) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, dv, n, 1.0f, W + j0, rd->width, V, dv,
                         j0 ? 1.0f : 0.0f, O, ldo);
-        else if (j0 == 0)
-            rd->k->wv(O, W, V, n, dv);
-        else { /* later tiles: their share, added */
-            rd->k->wv(rd->o_tile, W + j0, V, n, dv);
-            for (c = 0; c < dv; c++) O[c] += rd->o_tile[c];
+            continue;
+        }
+        for (t = 0; t < nb; t++) {
+            float *o = O + (size_t)t * ldo;
+            const float *w = W + (size_t)t * rd->width + j0;
+            if ((m = dintattn__keys_in_tile(rd, nb, t, j0, n)) == 0) continue;
+            if (j0 == 0) {
+                rd->k->wv(o, w, V, m, dv);
+            } else { /* later tiles: their share, added */
+                rd->k->wv(rd->o_tile, w, V, m, dv);
+                for (c = 0; c < dv; c++) o[c] += rd->o_tile[c];
+            }
         }
     }
 }
@@ -4740,7 +4760,7 @@ typedef struct dintattn__chunk {
    the chunk: A2 once for the run, then per head A1, W (dintattn__head_weights), W @ V, HeadNorm.
    `A` is scratch for three blocks of nb x (keys the last query sees) floats; kvt (decode) or
    kvp (prefill) holds the tiles a BF16 / Q8 cache is read through. */
-static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, int nb, float *A, float *kvt)
+static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, int nb, float *A, float *kvt, int rows)
 {
     dintattn_session *s = ch->s;
     const dintattn__kernels *k = s->k;
@@ -4757,8 +4777,9 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
     int i, t;
     rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt; /* kvt is NULL with an f32 cache, read in place */
     rd.o_tile = kvt ? kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv) : NULL;
-    rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
-    rd.pool = ch->n > 1 ? &s->pool : NULL; /* decode runs on the pool's threads already */
+    rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : rows ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
+    rd.rows = rows;
+    rd.pool = rows ? NULL : &s->pool; /* query by query runs on the pool's threads already */
     if (c->attention != DINTATTN_ATTN_STANDARD) { /* A2 = softmax(q2 k2^T s) */
         const int q2h = dintattn__head_of(h0, c->n_q2_heads, H), k2h = dintattn__head_of(h0, c->n_k2_heads, H);
         const float *q2 = s->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d, *q1 = s->q1 + ((size_t)t0 * H + h0) * d;
@@ -4805,7 +4826,23 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
     const dintattn_model *m = ch->s->model;
     dintattn__attend(ch, m->noise_run[unit], m->noise_run[unit + 1], 0, 1,
                      ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx,
-                     ch->s->kvt ? ch->s->kvt + (size_t)tid * ch->s->kvt_ld : NULL);
+                     ch->s->kvt ? ch->s->kvt + (size_t)tid * ch->s->kvt_ld : NULL, 1);
+}
+
+/* Prefill: a unit is a run of heads sharing A2, for the block of queries t0.., query by query on
+   thread tid's scratch. */
+typedef struct dintattn__block {
+    const dintattn__chunk *ch;
+    int t0, nb;
+} dintattn__block;
+
+static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__block *b = (const dintattn__block *)ctx;
+    const dintattn_session *s = b->ch->s;
+    dintattn__attend(b->ch, s->model->noise_run[unit], s->model->noise_run[unit + 1], b->t0, b->nb,
+                     s->blk + (size_t)tid * 3 * DINTATTN__QB * (size_t)s->n_ctx,
+                     s->kvt ? s->kvt + (size_t)tid * s->kvt_ld : NULL, 1);
 }
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
@@ -4830,8 +4867,14 @@ static void dintattn__attention(dintattn__chunk *ch)
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
-        for (run = 0; run < m->n_noise_runs; run++)
-            dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp);
+        if (s->hook || s->insp.row) { /* hooks and inspection: in order, on the calling thread */
+            for (run = 0; run < m->n_noise_runs; run++)
+                dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp, 0);
+        } else {
+            dintattn__block b;
+            b.ch = ch, b.t0 = t0, b.nb = nb;
+            dintattn__pool_run(&s->pool, m->n_noise_runs, dintattn__attend_block_unit, &b);
+        }
     }
 }
 
@@ -4914,7 +4957,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->k_base_x, double, factored ? dintattn__mul(B, d, overflow) : 0);
     DINTATTN__CARVE(s->down_x, double, factored ? DINTATTN__MUL3(B, r, nq + nk) : 0);
     DINTATTN__CARVE(s->rows, float, DINTATTN__MUL3((size_t)s->n_threads, 3, T));
-    DINTATTN__CARVE(s->blk, float, B > 1 ? DINTATTN__MUL3(3, (size_t)DINTATTN__QB, T) : 0);
+    DINTATTN__CARVE(s->blk, float, B > 1 ? DINTATTN__MUL3(3 * (size_t)s->n_threads, (size_t)DINTATTN__QB, T) : 0);
     DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
     DINTATTN__CARVE(s->tile, float, s->tile_elems);
     DINTATTN__CARVE(s->acc, float, B > 1 ? DINTATTN__MUL3(B, (size_t)c->n_heads, d > r ? d : r) : 0);
@@ -5280,17 +5323,28 @@ static float dintattn__row_dot(const dintattn_session *s, const dintattn__produc
     return s->k->w[M->type].dot(M, (size_t)r, p->x + (size_t)t * p->ldx);
 }
 
-/* Stores v, row r of p against token t, as the product says (into y64, or y with the bias,
-   added or not). */
+/* Stores v[0..n), rows r0.. of p against token t, as the product says (into y64, or y with the
+   bias, added or not). */
+static void dintattn__store_row(const dintattn__product *p, int r0, int t, const float *v, int n)
+{
+    const size_t at = (size_t)t * p->ldy + r0;
+    int i;
+    if (p->y64)
+        for (i = 0; i < n; i++) p->y64[at + i] = v[i];
+    else if (p->bias && p->add)
+        for (i = 0; i < n; i++) p->y[at + i] += v[i] + p->bias[r0 + i];
+    else if (p->bias)
+        for (i = 0; i < n; i++) p->y[at + i] = v[i] + p->bias[r0 + i];
+    else if (p->add)
+        for (i = 0; i < n; i++) p->y[at + i] += v[i];
+    else
+        memcpy(p->y + at, v, sizeof(float) * (size_t)n);
+}
+
+/* ... one value, row r against token t */
 static void dintattn__store(const dintattn__product *p, int r, int t, float v)
 {
-    const size_t at = (size_t)t * p->ldy + r;
-    if (p->y64) {
-        p->y64[at] = v;
-    } else {
-        v += p->bias ? p->bias[r] : 0.0f;
-        p->y[at] = p->add ? p->y[at] + v : v;
-    }
+    dintattn__store_row(p, r, t, &v, 1);
 }
 
 /* Row r of p for tokens t..t+3 on int8 or bf16 activations. */
@@ -5453,7 +5507,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     void *panel = s->pack + (size_t)tid * s->pack_ld;
     const unsigned char *xp;
     size_t blk;
-    int k = 0, r0, rows, nt, t0, t, i;
+    int k = 0, r0, rows, nt, t0, t;
     while (unit >= job->first[k + 1]) k++;
     p = &job->p[k];
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
@@ -5469,7 +5523,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     for (t0 = 0; t0 < job->n; t0 += nt, xp += blk) {
         s->k->w[p->M->type].panel(panel, p->M->cols, xp, out);
         for (t = t0; t < t0 + nt && t < job->n; t++)
-            for (i = 0; i < rows; i++) dintattn__store(p, r0 + i, t, out[(t - t0) * DINTATTN__PANEL + i]);
+            dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
     }
 }
 
