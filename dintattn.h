@@ -3677,6 +3677,33 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
     return _mm512_reduce_add_ps(a);
 }
 
+/* dintattn__quantize_x in AVX-512, the same numbers: x * (127 / max|x|) in f32, rounded to
+   nearest even (the default rounding of both rintf and vcvtps2dq). A block holding NaN or infinity,
+   or too small for 127 / max|x|, goes to the scalar code. */
+DINTATTN__VNNI static void dintattn__quantize_x_avx512(const float *x, int n, signed char *q, float *s, float *c)
+{
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    const __m512i hi = _mm512_set1_epi32(127), lo = _mm512_set1_epi32(-127);
+    int b;
+    for (b = 0; b < n / 32; b++, x += 32, q += 32) {
+        const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+        const __m512 a0 = _mm512_abs_ps(x0), a1 = _mm512_abs_ps(x1);
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1)), inv = 127.0f / amax;
+        __m512i q0, q1;
+        if ((_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ)) != 0xFFFF ||
+            !(amax > 0) || !(inv - inv == 0)) {
+            dintattn__quantize_x(x, 32, q, s + b, c + b);
+            continue;
+        }
+        q0 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(inv))), hi), lo);
+        q1 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(inv))), hi), lo);
+        _mm_storeu_si128((__m128i *)(void *)q, _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128((__m128i *)(void *)(q + 16), _mm512_cvtepi32_epi8(q1));
+        s[b] = amax / 127.0f;
+        c[b] = s[b] * (float)_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    }
+}
+
 /* acc += token X's dot with the pair u, scaled (m: the pair's scales in use, 3 or 1) */
 #define DINTATTN__VNNI_TOKEN(acc, X, u, b, QLOAD, m)                                                            \
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), (u), QLOAD((X).q + 32 * (b)))), \
@@ -4231,6 +4258,7 @@ typedef struct dintattn__kernels {
     /* BF16 row r against nt (1 or 4) tokens' bf16 activations x[j] (precision FAST) */
     void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
     void (*i8_to_f32)(const signed char *q, float scale, size_t n, float *dst); /* int8 KV rows */
+    void (*quantize_x)(const float *x, int n, signed char *q, float *s, float *c); /* int8 activations */
     /* BF16 rows r..r+3 against four tokens (out[4 i + j]), or NULL */
     void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out);
 } dintattn__kernels;
@@ -4243,7 +4271,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL}},
     dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c, dintattn__i8_to_f32_c, NULL};
+    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -4254,7 +4282,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, NULL};
+    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */
@@ -4266,7 +4294,8 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni}},
     dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
-    dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__dotb44_avx512};
+    dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
+    dintattn__dotb44_avx512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
@@ -5593,7 +5622,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     for (t = t0; t < t0 + nt && t < job->n; t++) {
         const float *x = job->x + (size_t)t * job->ldx;
         if (int8)
-            dintattn__quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
+            s->k->quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
                                  s->xq_c + (size_t)t * ld / 32);
         else
             for (k = 0; k < job->cols; k++) s->xb[(size_t)t * ld + k] = dintattn__f32_to_bf16(x[k]);

@@ -331,6 +331,37 @@ static void test_activation_quantization(void **state)
     for (i = 64; i < 96; i++) assert_int_equal(q[i], 0); /* no float -> int of inf * 0 */
 }
 
+/* Every level's quantize_x gives dintattn__quantize_x's bytes and floats: blocks of every scale
+   (tiny ones whose 127 / max|x| overflows, zeros, signed zeros, exact halves of a step), and
+   blocks holding NaN or an infinity. */
+static void test_activation_quantization_levels_agree(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    enum { NB = 40, N = 32 * NB };
+    float x[N], s[2][NB], c[2][NB];
+    signed char q[2][N];
+    int i, lv;
+    (void)state;
+    for (i = 0; i < N; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (float)pow(10.0, (i / 32) % 13 - 6);
+    for (i = 32 * 3; i < 32 * 4; i++) x[i] = 1e-39f * (float)(i % 7);  /* max|x| < 2^-120 */
+    for (i = 32 * 4; i < 32 * 5; i++) x[i] = i % 2 ? 0.0f : -0.0f;
+    for (i = 32 * 5; i < 32 * 6; i++) x[i] = (float)(i % 32 - 16) * 0.5f * (32.0f / 127.0f) * (i % 3 ? 1 : -1);
+    for (i = 32 * 6; i < 32 * 7; i++) x[i] = (float)((i % 32) * 2 + 1) / 254.0f; /* odd halves: ties */
+    x[32 * 7 + 3] = NAN, x[32 * 8 + 30] = -INFINITY, x[32 * 9] = INFINITY;
+    dintattn__quantize_x(x, N, q[0], s[0], c[0]);
+    for (lv = 0; lv < 3; lv++) {
+        const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+        memset(q[1], 0x55, sizeof q[1]);
+        K->quantize_x(x, N, q[1], s[1], c[1]);
+        assert_memory_equal(q[0], q[1], N);
+        for (i = 0; i < NB; i++)
+            if (!(memcmp(&s[0][i], &s[1][i], sizeof(float)) == 0 && memcmp(&c[0][i], &c[1][i], sizeof(float)) == 0) &&
+                !(isnan(s[0][i]) && isnan(s[1][i]) && isnan(c[0][i]) && isnan(c[1][i])))
+                fail_msg("level %s, block %d: d %.9g c %.9g, want %.9g %.9g", dintattn_kernels_name(K->level), i,
+                         s[1][i], c[1][i], s[0][i], c[0][i]);
+    }
+}
+
 /* Every level's int8 kernels against the integer dot products written out here, for Q8 and Q4
    rows of 1 to 19 blocks (odd counts take the vector kernels' one-block tails; the Q4 decode
    kernel's steps of 8 blocks leave every remainder from 0 to 7 after one step, and after two at
@@ -1493,6 +1524,7 @@ int main(void)
         cmocka_unit_test(test_q8_stored_in_the_file),
         cmocka_unit_test(test_q4_stored_in_the_file),
         cmocka_unit_test(test_activation_quantization),
+        cmocka_unit_test(test_activation_quantization_levels_agree),
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
