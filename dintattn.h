@@ -4626,6 +4626,8 @@ struct dintattn_session {
     dintattn_attn_hook hook;
     void *hook_user;
     dintattn_inspect insp;                  /* insp.row NULL: off */
+    int attn_pool;                          /* prefill attention on the pool: -1 where no sgemm runs (the
+                                               default), 1 always (tests), 0 never */
     float *I_row;                           /* [n_ctx]: DINT's I of an inspected row */
 };
 
@@ -4874,9 +4876,13 @@ static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
                      s->kvt ? s->kvt + (size_t)tid * s->kvt_ld : NULL, 1);
 }
 
+static int dintattn__prefill_sgemm(const dintattn_session *s);
+
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
-   alone); a prompt's queries in blocks of DINTATTN__QB, each head's scores and W @ V one sgemm
-   on OpenBLAS's threads, the softmaxes and DINT's S row by row in order. */
+   alone); a prompt's queries in blocks of DINTATTN__QB, and for each block either the runs of
+   heads on the pool, query by query, or (where the products use OpenBLAS, whose idle threads
+   would spin against the pool's, or for hooks and inspection) each head's scores and W @ V one
+   sgemm on OpenBLAS's threads, the softmaxes and DINT's S row by row in order. */
 static void dintattn__attention(dintattn__chunk *ch)
 {
     dintattn_session *s = ch->s;
@@ -4896,7 +4902,7 @@ static void dintattn__attention(dintattn__chunk *ch)
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
-        if (s->hook || s->insp.row) { /* hooks and inspection: in order, on the calling thread */
+        if (s->hook || s->insp.row || !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s) : s->attn_pool)) {
             for (run = 0; run < m->n_noise_runs; run++)
                 dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp, 0);
         } else {
@@ -5116,6 +5122,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->model = m;
     s->k = dintattn__kernels_for(opt ? opt->kernels : DINTATTN_KERNELS_AUTO);
     s->precision = opt ? opt->precision : DINTATTN_PRECISION_AUTO;
+    s->attn_pool = -1;
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
@@ -5316,13 +5323,25 @@ static dintattn__product dintattn__product_f64(const dintattn__mat *M, const flo
    (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
 enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
 
-static int dintattn__act(const dintattn_session *s, const dintattn__mat *M)
+static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
 {
     if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
-    if (s->k->w[M->type].dotq) return DINTATTN__ACT_INT8;
-    return s->precision == DINTATTN_PRECISION_FAST && (M->type == DINTATTN__W_BF16 || M->type == DINTATTN__W_F16)
+    if (s->k->w[type].dotq) return DINTATTN__ACT_INT8;
+    return s->precision == DINTATTN_PRECISION_FAST && (type == DINTATTN__W_BF16 || type == DINTATTN__W_F16)
                ? DINTATTN__ACT_BF16
                : DINTATTN__ACT_F32;
+}
+
+static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
+
+/* Whether a prompt's products call sgemm (some matrix on f32 activations): then OpenBLAS's idle
+   threads spin between calls, and attention stays on sgemm beside them (dintattn__attention) */
+static int dintattn__prefill_sgemm(const dintattn_session *s)
+{
+    int t;
+    for (t = 0; t < DINTATTN__W_COUNT; t++)
+        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32) return 1;
+    return 0;
 }
 
 /* Row t of the chunk's int8 activations (dintattn__products quantized them). */

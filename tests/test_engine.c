@@ -79,6 +79,20 @@ static float *run(const dintattn_model *m, const int *ids, int n, int chunk, int
     return run_p(m, ids, n, chunk, n_batch, n_threads, DINTATTN_PRECISION_AUTO);
 }
 
+/* Logits of one prefill of all n ids with attention on the session's pool of n_threads, as it
+   runs where no product calls sgemm (dintattn__attention), forced for f32 weights */
+static float *run_pool_attention(const dintattn_model *m, const int *ids, int n, int n_threads)
+{
+    float *out = (float *)malloc(sizeof(float) * (size_t)dintattn_model_config(m)->vocab_size * (size_t)n);
+    dintattn_session *s = test_session_kv(m, 0, 0, n_threads, DINTATTN_PRECISION_AUTO, DINTATTN_KV_F32);
+    dintattn_error err;
+    assert_non_null(out);
+    s->attn_pool = 1;
+    if (dintattn_prefill(s, ids, n, out, 1, &err) != DINTATTN_OK) fail_msg("forward: %s", err.message);
+    dintattn_session_free(s);
+    return out;
+}
+
 static void expect_close(const char *what, const char *name, const float *got, const float *want, size_t n,
                          double tol)
 {
@@ -115,6 +129,9 @@ static void check_fixture_modes(dintattn_qk_form form, int only_low_rank)
         }
         got = run(m, fx[f].ids, fx[f].n, fx[f].n, 4, 1);
         expect_close("prefill with n_batch 4", fx[f].name, got, ref, size / sizeof(float), TOL_REFERENCE);
+        free(got);
+        got = run_pool_attention(m, fx[f].ids, fx[f].n, 2);
+        expect_close("prefill, attention on 2 threads' pool", fx[f].name, got, ref, size / sizeof(float), TOL_REFERENCE);
         free(got);
         free(ref);
         dintattn_model_free(m);
@@ -1477,6 +1494,62 @@ static void test_kv_cache_tiles(void **state)
     free(buf);
 }
 
+static void ignore_rows(void *user, int layer, int head, int pos, const float *w, int n_keys)
+{
+    (void)user, (void)layer, (void)head, (void)pos, (void)w, (void)n_keys;
+}
+
+/* A prompt's attention runs on the session's threads query by query (through per-thread tiles of
+   DINTATTN__KV_TILE rows of a rounded cache) where no product calls sgemm, and on the calling
+   thread with each head's scores and W @ V by sgemm where one does, or for an attention hook.
+   Forced onto the pool (f32 weights, precision EXACT: no activation is rounded), past several
+   tiles of keys, on 1 and 2 threads: the same logits but for f32 rounding with an f32 cache;
+   with a rounded cache a key or value may round to the neighbouring bf16 / int8 step in a later
+   layer (as in test_kv_cache_tiles). Then with Q8 weights (int8 activations), where the pool is
+   the default: the same within the rounding of an activation to its neighbouring int8 step. */
+static void test_prefill_attention_paths_agree(void **state)
+{
+    const char *name = "conv_dint_grouped_gqa_f32";
+    unsigned char *bytes;
+    size_t size;
+    dintattn_load_options opt;
+    dintattn_error err;
+    const int n = 3 * DINTATTN__KV_TILE + 5;
+    int *ids = (int *)malloc(sizeof(int) * (size_t)n), i, k, th, w, V;
+    (void)state;
+    bytes = edited_file(name, "\\\"max_seq_len\\\": 32", "\\\"max_seq_len\\\": 1024", &size);
+    assert_non_null(ids);
+    for (w = 0; w < 2; w++) {
+        dintattn_model *m = NULL;
+        const dintattn_precision prec = w ? DINTATTN_PRECISION_AUTO : DINTATTN_PRECISION_EXACT;
+        memset(&opt, 0, sizeof opt);
+        opt.weights = w ? DINTATTN_WEIGHTS_Q8 : DINTATTN_WEIGHTS_FILE;
+        if (dintattn_model_load_memory(bytes, size, &opt, &m, &err) != DINTATTN_OK) fail_msg("%s: %s", name, err.message);
+        V = dintattn_model_config(m)->vocab_size;
+        for (i = 0; i < n; i++) ids[i] = (i * 7919 + 13) % V;
+        for (k = DINTATTN_KV_F32; k <= DINTATTN_KV_Q8; k++)
+            for (th = 1; th <= 2; th++) {
+                float *pool = (float *)malloc(sizeof(float) * (size_t)n * V);
+                float *ordered = (float *)malloc(sizeof(float) * (size_t)n * V);
+                dintattn_session *s = test_session_kv(m, 0, 0, th, prec, (dintattn_kv_type)k);
+                assert_true(pool && ordered);
+                if (!w) s->attn_pool = 1;
+                if (dintattn_prefill(s, ids, n, pool, 1, &err) != DINTATTN_OK) fail_msg("prefill: %s", err.message);
+                dintattn_session_reset(s);
+                dintattn_session_set_attn_hook(s, ignore_rows, NULL);
+                if (dintattn_prefill(s, ids, n, ordered, 1, &err) != DINTATTN_OK) fail_msg("prefill: %s", err.message);
+                expect_close(w ? "Q8, attention on the pool vs by sgemm" : "attention forced onto the pool vs by sgemm",
+                             dintattn_kv_name((dintattn_kv_type)k), pool, ordered, (size_t)n * V,
+                             !w && k == DINTATTN_KV_F32 ? 1e-5 : 2e-2);
+                dintattn_session_free(s);
+                free(pool), free(ordered);
+            }
+        dintattn_model_free(m);
+    }
+    free(ids);
+    free(bytes);
+}
+
 /* A long prompt runs in memory linear in the context: no N x N matrix is ever allocated. The
    last logits of one 4096-token prefill equal those of prefilling 4095 and decoding one more. */
 static void test_long_prompt_runs_in_linear_memory(void **state)
@@ -1541,6 +1614,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_types_match_reference),
         cmocka_unit_test(test_kv_cache_tiles),
         cmocka_unit_test(test_kv_tiles_read_the_cache),
+        cmocka_unit_test(test_prefill_attention_paths_agree),
         cmocka_unit_test(test_dint_rows_sum_to_one),
         cmocka_unit_test(test_attention_inspection),
         cmocka_unit_test(test_appending_tokens_keeps_past_logits),
