@@ -4081,6 +4081,7 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
                     M->type == DINTATTN__W_F16 ? dintattn__f32_to_bf16(dintattn__f16_to_f32(h)) : h;
             }
     }
+    memset(out + 32 * np, 0, sizeof(uint32_t) * 32 * ((16 - np % 16) % 16)); /* pairs up to a multiple of 16 (AMX) */
 }
 
 /* One block of DINTATTN__GB_NT tokens (bf16 pairs, token-interleaved) against a packed bf16
@@ -4110,6 +4111,79 @@ DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, cons
     DINTATTN__GB_STORE(4), DINTATTN__GB_STORE(5), DINTATTN__GB_STORE(6), DINTATTN__GB_STORE(7);
     DINTATTN__GB_STORE(8), DINTATTN__GB_STORE(9), DINTATTN__GB_STORE(10), DINTATTN__GB_STORE(11);
 }
+
+#if !defined(DINTATTN_NO_AMX) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
+#define DINTATTN__HAVE_AMX 1
+/* AMX (Intel's tile units, where the CPU and Linux have them): BF16 prefill on the same panels.
+   A panel's pairs are the layout tdpbf16ps takes for its second operand (a tile row is 16 rows'
+   pairs), and the tokens' bf16 rows are the first as they are: per 16 pairs, two tiles of 16
+   tokens x 32 columns and two of 16 pairs x 16 rows make four 16 x 16 f32 products, which stay in
+   tiles 0-3 over the whole row. dintattn__amx_ready asks Linux for the tile state once. */
+#define DINTATTN__AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
+#define DINTATTN__AMX_NT 32                 /* tokens of a block */
+
+static int dintattn__amx_ready(void)
+{
+#if defined(__linux__) && defined(__x86_64__)
+    static int state; /* 0: not asked yet, 1: usable, 2: not */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!st) {
+        unsigned a, b, c, d;
+        long ret = -1;
+        /* CPUID.7.0:EDX bit 24 AMX-TILE, bit 22 AMX-BF16; then arch_prctl(ARCH_REQ_XCOMP_PERM,
+           XFEATURE_XTILEDATA), without <unistd.h>'s syscall(), which strict C99 does not declare */
+        if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1u) && (d >> 22 & 1u))
+            __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+        st = ret == 0 ? 1 : 2;
+        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+#else
+    return 0;
+#endif
+}
+
+/* Tiles 0-7 as 16 rows of 64 bytes (palette 1), on the calling thread until dintattn__amx_end */
+DINTATTN__AMX static void dintattn__amx_begin(void)
+{
+    /* a static object, all 64 bytes in memory: GCC's _tile_loadconfig tells the compiler it reads
+       only a pointer's worth of its operand, so stores to a local could be dropped */
+    static const unsigned char cfg[64] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};
+    _tile_loadconfig(cfg);
+}
+
+DINTATTN__AMX static void dintattn__amx_end(void) { _tile_release(); }
+
+/* DINTATTN__AMX_NT tokens (bf16 rows ldx bytes apart, zero from the panel's columns up to a
+   multiple of 32) against a packed bf16 panel whose pairs are zero up to a multiple of 16:
+   out[t * 32 + i] */
+DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, const uint16_t *x, size_t ldx, float *out)
+{
+    const char *pk = (const char *)panel, *xa = (const char *)x;
+    int k;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (k = 0; k < cols; k += 32, pk += 16 * 128, xa += 64) {
+        _tile_loadd(4, xa, ldx);
+        _tile_loadd(5, xa + 16 * ldx, ldx);
+        _tile_loadd(6, pk, 128);
+        _tile_loadd(7, pk + 64, 128);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, out, 128);
+    _tile_stored(1, out + 16, 128);
+    _tile_stored(2, out + 16 * 32, 128);
+    _tile_stored(3, out + 16 * 32 + 16, 128);
+}
+#endif
 
 /* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
 static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, const uint16_t *const *, int, float *),
@@ -4620,6 +4694,7 @@ struct dintattn_session {
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
     uint32_t *xpb;                          /* ... and bf16 pairs */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
+    int amx;                                /* bf16 panels on AMX tiles (dintattn__panel_b16_amx) */
     size_t pack_ld;
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
@@ -5004,7 +5079,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
-        DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B, b, overflow));
+        DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B > 1 ? (B + 31) / 32 * 32 : B, b, overflow)); /* AMX's blocks */
         /* packed panels and tokens, for prefill (dintattn__gemm_unit) */
         {
             const size_t Bq = (B + DINTATTN__GQ_NT - 1) / DINTATTN__GQ_NT, Bb = (B + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
@@ -5123,6 +5198,9 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->k = dintattn__kernels_for(opt ? opt->kernels : DINTATTN_KERNELS_AUTO);
     s->precision = opt ? opt->precision : DINTATTN_PRECISION_AUTO;
     s->attn_pool = -1;
+#ifdef DINTATTN__HAVE_AMX
+    s->amx = s->k->level == DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
+#endif
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
@@ -5551,7 +5629,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     const dintattn__gemm_job *job = (const dintattn__gemm_job *)ctx;
     const dintattn_session *s = job->s;
     const dintattn__product *p;
-    float out[DINTATTN__PANEL * (DINTATTN__GB_NT > DINTATTN__GQ_NT ? DINTATTN__GB_NT : DINTATTN__GQ_NT)];
+    float out[DINTATTN__PANEL * 32]; /* a block's results: 32 tokens at most */
     void *panel = s->pack + (size_t)tid * s->pack_ld;
     const unsigned char *xp;
     size_t blk;
@@ -5561,6 +5639,18 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
     s->k->w[p->M->type].pack(p->M, r0, panel);
+#ifdef DINTATTN__HAVE_AMX
+    if (p->act == DINTATTN__ACT_BF16 && s->amx) {
+        dintattn__amx_begin();
+        for (t0 = 0; t0 < job->n; t0 += DINTATTN__AMX_NT) {
+            dintattn__panel_b16_amx(panel, p->M->cols, s->xb + (size_t)t0 * s->xq_ld, 2 * s->xq_ld, out);
+            for (t = t0; t < t0 + DINTATTN__AMX_NT && t < job->n; t++)
+                dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+        }
+        dintattn__amx_end();
+        return;
+    }
+#endif
     if (p->act == DINTATTN__ACT_INT8) {
         nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
         blk = sizeof(int32_t) * (size_t)(p->M->cols / 32) * DINTATTN__GQ_X_BLOCK;
@@ -5644,9 +5734,10 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
             s->k->quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
                                  s->xq_c + (size_t)t * ld / 32);
         else
-            for (k = 0; k < job->cols; k++) s->xb[(size_t)t * ld + k] = dintattn__f32_to_bf16(x[k]);
+            for (k = 0; k < (job->cols + 31) / 32 * 32; k++) /* zero up to a multiple of 32 (AMX) */
+                s->xb[(size_t)t * ld + k] = k < job->cols ? dintattn__f32_to_bf16(x[k]) : 0;
     }
-    if (!job->packed) return;
+    if (!job->packed || (!int8 && s->amx)) return; /* AMX reads the bf16 rows as they are */
     for (t = 0; t < nt && t0 + t < job->n; t++) {
         if (int8) xq[t] = dintattn__xq_row(s, t0 + t);
         else xb[t] = s->xb + (size_t)(t0 + t) * ld;

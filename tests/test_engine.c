@@ -551,7 +551,8 @@ static void test_bf16_kernels_match_double_sums(void **state)
 /* The AVX-512 level's packed panels (prefill's GEMM) against its row kernels, which the tests
    above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks, BF16 and
    F16 rows of 1 to 70 columns (an odd last column pairs with a zero), 1 to 45 rows (a second
-   panel; rows past the matrix), and a block's tokens all present or only some. */
+   panel; rows past the matrix), and a block's tokens all present or only some; where the CPU
+   has AMX, the BF16 / F16 panels on its tiles too (blocks of 32 tokens). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
@@ -564,8 +565,9 @@ static void test_packed_panels_match_row_kernels(void **state)
     int32_t *xpq = (int32_t *)malloc(sizeof(int32_t) * MAXC / 32 * DINTATTN__GQ_X_BLOCK);
     uint32_t *xpb = (uint32_t *)malloc(sizeof(uint32_t) * MAXC / 2 * DINTATTN__GB_NT);
     void *panel = malloc(64 * MAXC);
-    float out[DINTATTN__PANEL * NT];
-    int kind, ci, ri, n, i, t, r0, checked = 0;
+    float out[DINTATTN__PANEL * 32];
+    uint16_t xrows[32][(MAXC + 31) / 32 * 32];
+    int kind, ci, ri, n, i, t, r0, amx, checked = 0, amx_checked = 0;
     (void)state;
     assert_true(xpq && xpb && panel);
     if (K->level != DINTATTN_KERNELS_AVX512 || !__builtin_cpu_supports("avx512bf16")) {
@@ -604,7 +606,18 @@ static void test_packed_panels_match_row_kernels(void **state)
                     M.rows = row_counts[ri];
                     for (r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
                         K->w[M.type].pack(&M, r0, panel);
-                        K->w[M.type].panel(panel, cols, kind < 2 ? (const void *)xpq : (const void *)xpb, out);
+                        for (amx = 0; amx < 2; amx++) {
+                        if (amx && (kind < 2 || !dintattn__amx_ready())) continue;
+                        if (amx) { /* the tokens' bf16 rows, zero from cols up to a multiple of 32 */
+                            memset(xrows, 0, sizeof xrows);
+                            for (t = 0; t < n; t++) memcpy(xrows[t], xb[t], sizeof(uint16_t) * (size_t)cols);
+                            dintattn__amx_begin();
+                            dintattn__panel_b16_amx(panel, cols, xrows[0], sizeof xrows[0], out);
+                            dintattn__amx_end();
+                            amx_checked++;
+                        } else {
+                            K->w[M.type].panel(panel, cols, kind < 2 ? (const void *)xpq : (const void *)xpb, out);
+                        }
                         for (t = 0; t < n; t++)
                             for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
                                 float want;
@@ -619,15 +632,18 @@ static void test_packed_panels_match_row_kernels(void **state)
                                                         dintattn__bf16_to_f32(xb[t][k]));
                                 }
                                 if (!(fabs(out[t * DINTATTN__PANEL + i - r0] - want) <= 1e-6 * mag + 1e-30))
-                                    fail_msg("type %d, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
-                                             kind, cols, M.rows, n, i, t, out[t * DINTATTN__PANEL + i - r0], want);
+                                    fail_msg("type %d%s, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
+                                             kind, amx ? " (AMX)" : "", cols, M.rows, n, i, t,
+                                             out[t * DINTATTN__PANEL + i - r0], want);
                                 checked++;
                             }
+                        }
                     }
                 }
             }
         }
     assert_true(checked > 10000);
+    if (dintattn__amx_ready()) assert_int_equal(amx_checked, 2 * 70 * 2 * (1 + 1 + 1 + 1 + 2));
     free(xpq), free(xpb), free(panel);
 }
 
