@@ -3156,6 +3156,7 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__PANEL 32
 #define DINTATTN__GQ_NT 4
 #define DINTATTN__GB_NT 12
+#define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
 #define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16) /* 32-bit words */
 #define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + 2 * DINTATTN__GQ_NT)
 #ifndef DINTATTN__GEMM_MIN_TOKENS
@@ -4120,7 +4121,6 @@ DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, cons
    tokens x 32 columns and two of 16 pairs x 16 rows make four 16 x 16 f32 products, which stay in
    tiles 0-3 over the whole row. dintattn__amx_ready asks Linux for the tile state once. */
 #define DINTATTN__AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
-#define DINTATTN__AMX_NT 32                 /* tokens of a block */
 
 static int dintattn__amx_ready(void)
 {

@@ -548,30 +548,71 @@ static void test_bf16_kernels_match_double_sums(void **state)
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
 }
 
+/* The inputs of one panel test: NT tokens' int8 (q, d) and bf16 activations of `cols` columns */
+typedef struct panel_tokens {
+    int cols, n;                            /* the block's first n tokens are present */
+    dintattn__xq X[32];
+    const uint16_t *XB[32];
+} panel_tokens;
+
+/* One block of tokens against the packed panel: by the AVX-512 kernel (amx 0) on tokens packed
+   as the session packs them, or for BF16 / F16 on AMX tiles (amx 1) reading the tokens' rows as
+   the session holds them (32 rows, zero past n and past the columns); 0 where this build or CPU
+   has no such tiles. */
+static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, void *panel, const panel_tokens *tk, int amx,
+                     float *out)
+{
+    enum { MAXC = 160 };
+    const int int8 = M->type == DINTATTN__W_Q8 || M->type == DINTATTN__W_Q4;
+    int t;
+    if (!amx) {
+        int32_t xpq[MAXC / 32 * DINTATTN__GQ_X_BLOCK];
+        uint32_t xpb[MAXC / 2 * DINTATTN__GB_NT];
+        if (int8) dintattn__pack_xq(tk->X, tk->n, tk->cols, xpq);
+        else dintattn__pack_xb(tk->XB, tk->n, tk->cols, xpb);
+        K->w[M->type].panel(panel, tk->cols, int8 ? (const void *)xpq : (const void *)xpb, out);
+        return 1;
+    }
+#ifdef DINTATTN__HAVE_AMX
+    if (!int8 && dintattn__amx_ready()) {
+        static uint16_t b[32][MAXC];
+        memset(b, 0, sizeof b);
+        for (t = 0; t < tk->n; t++) memcpy(b[t], tk->XB[t], sizeof(uint16_t) * (size_t)tk->cols);
+        dintattn__amx_begin();
+        dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], out);
+        dintattn__amx_end();
+        return 1;
+    }
+#endif
+    (void)t;
+    return 0;
+}
+
 /* The AVX-512 level's packed panels (prefill's GEMM) against its row kernels, which the tests
    above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks, BF16 and
    F16 rows of 1 to 70 columns (an odd last column pairs with a zero), 1 to 45 rows (a second
-   panel; rows past the matrix), and a block's tokens all present or only some; where the CPU
-   has AMX, the BF16 / F16 panels on its tiles too (blocks of 32 tokens). */
+   panel; rows past the matrix), and a block's tokens all present or only one; where the CPU has
+   AMX, the BF16 / F16 panels on its tiles too (blocks of 32 tokens). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
     static const int row_counts[] = {1, 16, 17, 32, 45}, blocks[] = {1, 2, 3, 5};
-    enum { MAXR = 45, MAXC = 160, NT = 12 };
-    float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
-    signed char w8[MAXR * MAXC], xq[NT][MAXC];
-    unsigned char w4[MAXR * MAXC / 2];
-    uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC];
-    int32_t *xpq = (int32_t *)malloc(sizeof(int32_t) * MAXC / 32 * DINTATTN__GQ_X_BLOCK);
-    uint32_t *xpb = (uint32_t *)malloc(sizeof(uint32_t) * MAXC / 2 * DINTATTN__GB_NT);
+    static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16};
+    enum { MAXR = 45, MAXC = 160, NT = 32 };
+    static float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
+    static signed char w8[MAXR * MAXC], xq[NT][MAXC];
+    static unsigned char w4[MAXR * MAXC / 2];
+    static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC];
     void *panel = malloc(64 * MAXC);
     float out[DINTATTN__PANEL * 32];
-    uint16_t xrows[32][(MAXC + 31) / 32 * 32];
-    int kind, ci, ri, n, i, t, r0, amx, checked = 0, amx_checked = 0;
+    int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0;
     (void)state;
-    assert_true(xpq && xpb && panel);
-    if (K->level != DINTATTN_KERNELS_AVX512 || !__builtin_cpu_supports("avx512bf16")) {
-        free(xpq), free(xpb), free(panel);
+    assert_non_null(panel);
+#ifdef DINTATTN__HAVE_X86
+    if (K->level != DINTATTN_KERNELS_AVX512 || !__builtin_cpu_supports("avx512bf16"))
+#endif
+    {
+        free(panel);
         skip();
     }
     for (i = 0; i < MAXR * MAXC; i++) {
@@ -582,69 +623,57 @@ static void test_packed_panels_match_row_kernels(void **state)
     for (i = 0; i < NT * MAXC; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
     for (kind = 0; kind < 4; kind++) /* Q8, Q4, BF16, F16 */
         for (ci = 0; ci < (kind < 2 ? 4 : 70); ci++) {
-            const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nt = kind < 2 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
-            static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16};
+            const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nb = cols / 32;
             dintattn__mat M;
-            dintattn__xq X[NT];
-            const uint16_t *XB[NT];
+            panel_tokens tk;
             memset(&M, 0, sizeof M);
             M.cols = cols, M.type = types[kind], M.scale = wsc;
             M.w = kind == 0 ? (const void *)w8 : kind == 1 ? (const void *)w4 : kind == 2 ? (const void *)wb : (const void *)wh;
-            for (i = 0; kind < 2 && i < MAXR * cols / 32; i++) {
+            for (i = 0; kind < 2 && i < MAXR * nb; i++) {
                 if (kind) dintattn__quantize_block4(w + 32 * i, w4 + 16 * i, wsc + i);
                 else dintattn__quantize_row(w + 32 * i, 32, w8 + 32 * i, wsc + i);
             }
             for (t = 0; t < NT; t++) {
                 if (kind < 2) dintattn__quantize_x(x + t * cols, cols, xq[t], xs[t], xc[t]);
                 for (i = 0; i < cols; i++) xb[t][i] = dintattn__f32_to_bf16(x[t * cols + i] * (t == 3 ? -1e-3f : 1.0f));
-                X[t].q = xq[t], X[t].s = xs[t], X[t].c = xc[t], XB[t] = xb[t];
+                tk.X[t].q = xq[t], tk.X[t].s = xs[t], tk.X[t].c = xc[t], tk.XB[t] = xb[t];
             }
-            for (n = 1; n <= nt; n += nt - 1) { /* one token of the block, then all */
-                if (kind < 2) dintattn__pack_xq(X, n, cols, xpq);
-                else dintattn__pack_xb(XB, n, cols, xpb);
-                for (ri = 0; ri < 5; ri++) {
-                    M.rows = row_counts[ri];
-                    for (r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
-                        K->w[M.type].pack(&M, r0, panel);
-                        for (amx = 0; amx < 2; amx++) {
-                        if (amx && (kind < 2 || !dintattn__amx_ready())) continue;
-                        if (amx) { /* the tokens' bf16 rows, zero from cols up to a multiple of 32 */
-                            memset(xrows, 0, sizeof xrows);
-                            for (t = 0; t < n; t++) memcpy(xrows[t], xb[t], sizeof(uint16_t) * (size_t)cols);
-                            dintattn__amx_begin();
-                            dintattn__panel_b16_amx(panel, cols, xrows[0], sizeof xrows[0], out);
-                            dintattn__amx_end();
-                            amx_checked++;
-                        } else {
-                            K->w[M.type].panel(panel, cols, kind < 2 ? (const void *)xpq : (const void *)xpb, out);
-                        }
-                        for (t = 0; t < n; t++)
-                            for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
-                                float want;
-                                double mag = 0;
-                                int k;
-                                if (kind < 2) {
-                                    want = K->w[M.type].dotq(&M, (size_t)i, &X[t]);
-                                    for (k = 0; k < cols / 32; k++) mag += fabs((double)wsc[i * (cols / 32) + k] * xs[t][k]) * 127 * 127 * 32;
-                                } else {
-                                    K->dotb(&M, (size_t)i, XB + t, 1, &want);
-                                    for (k = 0; k < cols; k++) mag += fabs((kind == 2 ? (double)dintattn__bf16_to_f32(wb[i * cols + k]) : dintattn__f16_to_f32(wh[i * cols + k])) *
-                                                        dintattn__bf16_to_f32(xb[t][k]));
+            tk.cols = cols;
+            for (amx = 0; amx < 2; amx++) {
+                const int block = amx ? DINTATTN__AMX_NT : kind < 2 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+                for (tk.n = 1; tk.n <= block; tk.n += block - 1)
+                    for (ri = 0; ri < 5; ri++)
+                        for (M.rows = row_counts[ri], r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
+                            K->w[M.type].pack(&M, r0, panel);
+                            if (!run_panel(K, &M, panel, &tk, amx, out)) continue;
+                            amx_checked += amx;
+                            for (t = 0; t < tk.n; t++)
+                                for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
+                                    double mag = 0;
+                                    float want, got = out[t * DINTATTN__PANEL + i - r0];
+                                    int k;
+                                    if (kind < 2) {
+                                        want = K->w[M.type].dotq(&M, (size_t)i, &tk.X[t]);
+                                        for (k = 0; k < nb; k++) mag += fabs((double)wsc[i * nb + k] * xs[t][k]) * 127 * 127 * 32;
+                                    } else {
+                                        K->dotb(&M, (size_t)i, tk.XB + t, 1, &want);
+                                        for (k = 0; k < cols; k++)
+                                            mag += fabs((kind == 2 ? dintattn__bf16_to_f32(wb[i * cols + k]) : dintattn__f16_to_f32(wh[i * cols + k])) *
+                                                        (double)dintattn__bf16_to_f32(xb[t][k]));
+                                    }
+                                    if (!(fabs(got - want) <= 1e-6 * mag + 1e-30))
+                                        fail_msg("type %d%s, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
+                                                 kind, amx ? " (AMX)" : "", cols, M.rows, tk.n, i, t, got, want);
+                                    checked++;
                                 }
-                                if (!(fabs(out[t * DINTATTN__PANEL + i - r0] - want) <= 1e-6 * mag + 1e-30))
-                                    fail_msg("type %d%s, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
-                                             kind, amx ? " (AMX)" : "", cols, M.rows, n, i, t,
-                                             out[t * DINTATTN__PANEL + i - r0], want);
-                                checked++;
-                            }
                         }
-                    }
-                }
             }
         }
     assert_true(checked > 10000);
-    if (dintattn__amx_ready()) assert_int_equal(amx_checked, 2 * 70 * 2 * (1 + 1 + 1 + 1 + 2));
-    free(xpq), free(xpb), free(panel);
+#ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2), for each column count, type and token count */
+    assert_int_equal(amx_checked, dintattn__amx_ready() ? 2 * 70 * 2 * 6 : 0);
+#endif
+    free(panel);
 }
 
 /* Every level's decode attention kernels against sums in double: scores and scores2 (q . k over
