@@ -4085,33 +4085,82 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
     memset(out + 32 * np, 0, sizeof(uint32_t) * 32 * ((16 - np % 16) % 16)); /* pairs up to a multiple of 16 (AMX) */
 }
 
-/* One block of DINTATTN__GB_NT tokens (bf16 pairs, token-interleaved) against a packed bf16
-   panel: out[t * 32 + i] */
-#define DINTATTN__GB_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t
+/* One block of 12 tokens against a packed panel of 32 rows, 24 vectors of accumulators over the
+   whole row: out[t * 32 + i]. A group is GROUP columns (bf16: a pair; f32: one), each the panel's
+   32 rows' 32-bit words, then the 12 tokens' (ELEM); TOKEN(t) adds token t's group to c0t, c1t. */
+#define DINTATTN__P12_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t
+#define DINTATTN__P12_STORE(t) _mm512_storeu_ps(out + 32 * (t), c0##t), _mm512_storeu_ps(out + 32 * (t) + 16, c1##t)
+#define DINTATTN__PANEL12(name, TARGET, ELEM, GROUP, TOKEN)                                                    \
+    TARGET static void name(const void *panel, int cols, const void *xblk, float *out)                       \
+    {                                                                                                        \
+        const uint32_t *pk = (const uint32_t *)panel;                                                        \
+        const ELEM *xp = (const ELEM *)xblk;                                                                 \
+        const int ng = (cols + (GROUP) - 1) / (GROUP);                                                       \
+        int g;                                                                                               \
+        DINTATTN__P12_DECL(0); DINTATTN__P12_DECL(1); DINTATTN__P12_DECL(2); DINTATTN__P12_DECL(3);          \
+        DINTATTN__P12_DECL(4); DINTATTN__P12_DECL(5); DINTATTN__P12_DECL(6); DINTATTN__P12_DECL(7);          \
+        DINTATTN__P12_DECL(8); DINTATTN__P12_DECL(9); DINTATTN__P12_DECL(10); DINTATTN__P12_DECL(11);        \
+        for (g = 0; g < ng; g++, pk += 32, xp += 12) {                                                       \
+            const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);                    \
+            TOKEN(0); TOKEN(1); TOKEN(2); TOKEN(3); TOKEN(4); TOKEN(5);                                      \
+            TOKEN(6); TOKEN(7); TOKEN(8); TOKEN(9); TOKEN(10); TOKEN(11);                                    \
+        }                                                                                                    \
+        DINTATTN__P12_STORE(0), DINTATTN__P12_STORE(1), DINTATTN__P12_STORE(2), DINTATTN__P12_STORE(3);      \
+        DINTATTN__P12_STORE(4), DINTATTN__P12_STORE(5), DINTATTN__P12_STORE(6), DINTATTN__P12_STORE(7);      \
+        DINTATTN__P12_STORE(8), DINTATTN__P12_STORE(9), DINTATTN__P12_STORE(10), DINTATTN__P12_STORE(11);    \
+    }
 #define DINTATTN__GB_TOKEN(t)                                                                                \
     do {                                                                                                     \
         const __m512i x_ = _mm512_set1_epi32((int)xp[t]);                                                    \
         c0##t = DINTATTN__DPBF16(c0##t, w0, x_), c1##t = DINTATTN__DPBF16(c1##t, w1, x_);                    \
     } while (0)
-#define DINTATTN__GB_STORE(t) _mm512_storeu_ps(out + 32 * (t), c0##t), _mm512_storeu_ps(out + 32 * (t) + 16, c1##t)
-DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, const void *xblk, float *out)
+DINTATTN__PANEL12(dintattn__panel_b16, DINTATTN__BF16, uint32_t, 2, DINTATTN__GB_TOKEN)
+
+/* F32 activations (precision EXACT, and AUTO on F32 / BF16 / F16 weights): F32, BF16 and F16 rows
+   r0..r0+31 packed as f32, per column the 32 rows' values (BF16 and F16 widened exactly) */
+DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, void *panel)
 {
-    const uint32_t *pk = (const uint32_t *)panel, *xp = (const uint32_t *)xblk;
-    const int np = (cols + 1) / 2;
-    int p;
-    DINTATTN__GB_DECL(0); DINTATTN__GB_DECL(1); DINTATTN__GB_DECL(2); DINTATTN__GB_DECL(3);
-    DINTATTN__GB_DECL(4); DINTATTN__GB_DECL(5); DINTATTN__GB_DECL(6); DINTATTN__GB_DECL(7);
-    DINTATTN__GB_DECL(8); DINTATTN__GB_DECL(9); DINTATTN__GB_DECL(10); DINTATTN__GB_DECL(11);
-    for (p = 0; p < np; p++, pk += 32, xp += DINTATTN__GB_NT) {
-        const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);
-        DINTATTN__GB_TOKEN(0); DINTATTN__GB_TOKEN(1); DINTATTN__GB_TOKEN(2); DINTATTN__GB_TOKEN(3);
-        DINTATTN__GB_TOKEN(4); DINTATTN__GB_TOKEN(5); DINTATTN__GB_TOKEN(6); DINTATTN__GB_TOKEN(7);
-        DINTATTN__GB_TOKEN(8); DINTATTN__GB_TOKEN(9); DINTATTN__GB_TOKEN(10); DINTATTN__GB_TOKEN(11);
+    const size_t K = (size_t)M->cols, es = M->type == DINTATTN__W_F32 ? 4 : 2, rb = es * K;
+    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)rb));
+    float *out = (float *)panel;
+    size_t k;
+    int j, i;
+    for (j = 0; j < 2; j++) {
+        const int r = r0 + 16 * j;
+        const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);
+        const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;
+        if (es == 4) {
+            for (k = 0; k < K; k++)
+                _mm512_storeu_ps(out + 32 * k + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, step, w + 4 * k, 1));
+            continue;
+        }
+        for (k = 0; k + 2 <= K; k += 2) { /* a 32-bit word per row: columns k (low half) and k + 1 */
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 2 * k, 1);
+            __m512 lo, hi;
+            if (M->type == DINTATTN__W_BF16) {
+                lo = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+                hi = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u)));
+            } else {
+                lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+                hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+            }
+            _mm512_storeu_ps(out + 32 * k + 16 * j, lo);
+            _mm512_storeu_ps(out + 32 * (k + 1) + 16 * j, hi);
+        }
+        if (K % 2) /* the odd last column, one row at a time */
+            for (i = 0; i < 16; i++)
+                out[32 * (K - 1) + 16 * j + i] = r + i < M->rows ? dintattn__wtypes[M->type].elem(M, (size_t)(r + i) * K + K - 1) : 0.0f;
     }
-    DINTATTN__GB_STORE(0), DINTATTN__GB_STORE(1), DINTATTN__GB_STORE(2), DINTATTN__GB_STORE(3);
-    DINTATTN__GB_STORE(4), DINTATTN__GB_STORE(5), DINTATTN__GB_STORE(6), DINTATTN__GB_STORE(7);
-    DINTATTN__GB_STORE(8), DINTATTN__GB_STORE(9), DINTATTN__GB_STORE(10), DINTATTN__GB_STORE(11);
 }
+
+#define DINTATTN__GF_TOKEN(t)                                                                                \
+    do {                                                                                                     \
+        const __m512 x_ = _mm512_set1_ps(xp[t]);                                                             \
+        c0##t = _mm512_fmadd_ps(_mm512_castsi512_ps(w0), x_, c0##t);                                         \
+        c1##t = _mm512_fmadd_ps(_mm512_castsi512_ps(w1), x_, c1##t);                                         \
+    } while (0)
+DINTATTN__PANEL12(dintattn__panel_f32, DINTATTN__VNNI, float, 1, DINTATTN__GF_TOKEN)
 
 #if !defined(DINTATTN_NO_AMX) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
 #define DINTATTN__HAVE_AMX 1
@@ -4319,10 +4368,13 @@ typedef struct dintattn__kernels {
         float (*dotq)(const dintattn__mat *M, size_t r, const dintattn__xq *x); /* Q8, Q4: int8 x */
         void (*dotq4)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 x */
     void (*dotq44)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out); /* 4 rows x 4 x, or NULL */
-        /* prefill on packed panels, or NULL: pack rows r0..r0+31; a block of tokens against a panel */
+        /* prefill on packed panels, or NULL: pack rows r0..r0+31; a block of tokens against a panel
+           (int8 or bf16 activations); packf packs rows for the level's panelf (f32 activations) */
         void (*pack)(const dintattn__mat *M, int r0, void *panel);
         void (*panel)(const void *panel, int cols, const void *xblk, float *out);
+        void (*packf)(const dintattn__mat *M, int r0, void *panel);
     } w[DINTATTN__W_COUNT];
+    void (*panelf)(const void *panel, int cols, const void *xblk, float *out);
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     void (*scores2)(float *a1, float *a2, const float *q1, const float *q2, const float *K, int nk, int d, float scale);
     void (*softmax)(float *x, int n);
@@ -4339,35 +4391,35 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL}},
-    dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL}},
+    NULL, dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL}},
-    dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL}},
+    NULL, dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni}},
-    dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni, NULL}},
+    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
 #endif
@@ -4692,7 +4744,8 @@ struct dintattn_session {
     uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
-    uint32_t *xpb;                          /* ... and bf16 pairs */
+    uint32_t *xpb;                          /* ... and bf16 pairs ... */
+    float *xpf;                             /* ... and f32 */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
     int amx;                                /* bf16 panels on AMX tiles (dintattn__panel_b16_amx) */
     size_t pack_ld;
@@ -4951,7 +5004,34 @@ static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
                      s->kvt ? s->kvt + (size_t)tid * s->kvt_ld : NULL, 1);
 }
 
-static int dintattn__prefill_sgemm(const dintattn_session *s);
+/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
+   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
+enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
+
+static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
+{
+    if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
+    if (s->k->w[type].dotq) return DINTATTN__ACT_INT8;
+    return s->precision == DINTATTN_PRECISION_FAST && (type == DINTATTN__W_BF16 || type == DINTATTN__W_F16)
+               ? DINTATTN__ACT_BF16
+               : DINTATTN__ACT_F32;
+}
+
+static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
+
+/* The held types whose matrices a prompt multiplies with f32 activations: bit 0 on the level's
+   f32 panels (dintattn__gemm_unit), bit 1 by sgemm; with sgemm OpenBLAS's idle threads spin
+   between calls, and attention stays on sgemm beside them (dintattn__attention). */
+static int dintattn__prefill_f32(const dintattn_session *s)
+{
+    int t, f = 0;
+    for (t = 0; t < DINTATTN__W_COUNT; t++)
+        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32)
+            f |= s->k->panelf && s->k->w[t].packf ? 1 : 2;
+    return f;
+}
+
+static int dintattn__prefill_sgemm(const dintattn_session *s) { return dintattn__prefill_f32(s) >> 1 & 1; }
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
    alone); a prompt's queries in blocks of DINTATTN__QB, and for each block either the runs of
@@ -5080,13 +5160,15 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B > 1 ? (B + 31) / 32 * 32 : B, b, overflow)); /* AMX's blocks */
-        /* packed panels and tokens, for prefill (dintattn__gemm_unit) */
+        /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
+           64 bytes a column (bf16 pairs, int8), 128 in f32 */
         {
             const size_t Bq = (B + DINTATTN__GQ_NT - 1) / DINTATTN__GQ_NT, Bb = (B + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
-            const int packs = B > 1 && (q || b);
+            const size_t f = B > 1 && dintattn__prefill_f32(s) & 1 ? s->xq_ld : 0;
             DINTATTN__CARVE(s->xpq, int32_t, B > 1 ? DINTATTN__MUL3(Bq, q / 32, DINTATTN__GQ_X_BLOCK) : 0);
             DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
-            s->pack_ld = packs ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
+            DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bb, f, DINTATTN__GB_NT));
+            s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 128, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
             DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
         }
     }
@@ -5206,7 +5288,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
     s->tile_elems = s->n_batch > 1 ? dintattn__tile_elems(&m->cfg) : 0;
-    if (s->precision != DINTATTN_PRECISION_EXACT) { /* the widest input of a product */
+    { /* the widest input of a product */
         const dintattn_config *c = &m->cfg;
         size_t w = (size_t)c->dim;
         if ((size_t)c->n_heads * (size_t)c->v_head_dim > w) w = (size_t)c->n_heads * (size_t)c->v_head_dim;
@@ -5395,31 +5477,6 @@ static dintattn__product dintattn__product_f64(const dintattn__mat *M, const flo
     p.y64 = y;
     p.ldy = ldy;
     return p;
-}
-
-/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
-   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
-enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
-
-static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
-{
-    if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
-    if (s->k->w[type].dotq) return DINTATTN__ACT_INT8;
-    return s->precision == DINTATTN_PRECISION_FAST && (type == DINTATTN__W_BF16 || type == DINTATTN__W_F16)
-               ? DINTATTN__ACT_BF16
-               : DINTATTN__ACT_F32;
-}
-
-static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
-
-/* Whether a prompt's products call sgemm (some matrix on f32 activations): then OpenBLAS's idle
-   threads spin between calls, and attention stays on sgemm beside them (dintattn__attention) */
-static int dintattn__prefill_sgemm(const dintattn_session *s)
-{
-    int t;
-    for (t = 0; t < DINTATTN__W_COUNT; t++)
-        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32) return 1;
-    return 0;
 }
 
 /* Row t of the chunk's int8 activations (dintattn__products quantized them). */
@@ -5624,6 +5681,34 @@ typedef struct dintattn__gemm_job {
     int64_t first[9];                       /* product k's panels: units first[k] .. first[k + 1] - 1 */
 } dintattn__gemm_job;
 
+/* dintattn__gemm_unit on f32 activations: the panel packed in f32, the tokens' blocks against it;
+   for the Q/K projections (y64) over slices of DINTATTN_QK_KC columns whose sums are added in
+   double, as dintattn__gemm_qk does with sgemm (see dintattn__layer) */
+static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__product *p, void *panel, int r0, int rows,
+                                    int n)
+{
+    const int K = p->M->cols, slice = p->y64 ? DINTATTN_QK_KC : K;
+    const float *xp = s->xpf;
+    float out[DINTATTN__PANEL * DINTATTN__GB_NT];
+    double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
+    int t0, t, k0, i;
+    s->k->w[p->M->type].packf(p->M, r0, panel);
+    for (t0 = 0; t0 < n; t0 += DINTATTN__GB_NT, xp += (size_t)K * DINTATTN__GB_NT) {
+        for (k0 = 0; k0 < K; k0 += slice) {
+            const int kc = K - k0 < slice ? K - k0 : slice;
+            s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT, out);
+            for (i = 0; p->y64 && i < DINTATTN__PANEL * DINTATTN__GB_NT; i++) sum[i] = (k0 ? sum[i] : 0.0) + out[i];
+        }
+        for (t = t0; t < t0 + DINTATTN__GB_NT && t < n; t++) {
+            if (!p->y64) {
+                dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+                continue;
+            }
+            for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + r0 + i] = sum[(t - t0) * DINTATTN__PANEL + i];
+        }
+    }
+}
+
 static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__gemm_job *job = (const dintattn__gemm_job *)ctx;
@@ -5638,7 +5723,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     p = &job->p[k];
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
-    s->k->w[p->M->type].pack(p->M, r0, panel);
+    if (p->act != DINTATTN__ACT_F32) s->k->w[p->M->type].pack(p->M, r0, panel);
 #ifdef DINTATTN__HAVE_AMX
     if (p->act == DINTATTN__ACT_BF16 && s->amx) {
         dintattn__amx_begin();
@@ -5651,6 +5736,10 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         return;
     }
 #endif
+    if (p->act == DINTATTN__ACT_F32) {
+        dintattn__gemm_unit_f32(s, p, panel, r0, rows, job->n);
+        return;
+    }
     if (p->act == DINTATTN__ACT_INT8) {
         nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
         blk = sizeof(int32_t) * (size_t)(p->M->cols / 32) * DINTATTN__GQ_X_BLOCK;
@@ -5669,7 +5758,8 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 static int dintattn__gemm_takes(const dintattn_session *s, const dintattn__product *p, int n)
 {
     const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
-    if (n < DINTATTN__GEMM_MIN_TOKENS || !s->pack_ld || p->act == DINTATTN__ACT_F32 || !s->k->w[p->M->type].panel)
+    if (n < DINTATTN__GEMM_MIN_TOKENS || !s->pack_ld) return 0;
+    if (p->act == DINTATTN__ACT_F32 ? !s->xpf || !s->k->panelf || !s->k->w[p->M->type].packf : !s->k->w[p->M->type].panel)
         return 0;
     if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
 #ifdef DINTATTN__HAVE_X86
@@ -5709,6 +5799,15 @@ static void dintattn__pack_xb(const uint16_t *const *x, int n, int cols, uint32_
             o[t] = t >= n ? 0 : x[t][2 * k] | (2 * k + 1 < cols ? (uint32_t)x[t][2 * k + 1] << 16 : 0);
 }
 
+/* A block of DINTATTN__GB_NT tokens' f32 activations (rows ldx apart; the first n, the rest
+   zero) packed for the f32 panels: per column, each token's value. */
+static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, float *o)
+{
+    int k, t;
+    for (k = 0; k < cols; k++, o += DINTATTN__GB_NT)
+        for (t = 0; t < DINTATTN__GB_NT; t++) o[t] = t < n ? x[(size_t)t * ldx + k] : 0.0f;
+}
+
 /* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
    (rounded) row by row into s->xq (s->xb), and, with `packed`, also in the panels' token blocks. */
 typedef struct dintattn__act_job {
@@ -5728,6 +5827,11 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     const uint16_t *xb[DINTATTN__GB_NT];
     int t, k;
     (void)tid;
+    if (job->act == DINTATTN__ACT_F32) {
+        dintattn__pack_xf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
+                          s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
+        return;
+    }
     for (t = t0; t < t0 + nt && t < job->n; t++) {
         const float *x = job->x + (size_t)t * job->ldx;
         if (int8)
@@ -5756,7 +5860,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     dintattn__product q[8], g[8];
     dintattn__rows_job job;
     dintattn__gemm_job gj;
-    const float *quantized = NULL, *rounded = NULL;
+    const float *quantized = NULL, *rounded = NULL, *packed = NULL;
     int64_t rows = 0;
     size_t bytes = 0, gbytes = 0;
     int k, t, r, m = 0, ng = 0;
@@ -5765,6 +5869,12 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     for (k = 0; k < count; k++) {
         q[k] = p[k];
         q[k].act = dintattn__act(s, p[k].M);
+        if (q[k].act == DINTATTN__ACT_F32 && dintattn__gemm_takes(s, &q[k], n) && q[k].x != packed) {
+            dintattn__act_job aj; /* f32 inputs for the panels, packed once */
+            aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act, aj.packed = 1;
+            dintattn__pool_run(&s->pool, (n + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT, dintattn__act_unit, &aj);
+            packed = q[k].x;
+        }
         if (q[k].act != DINTATTN__ACT_F32 && q[k].x != (q[k].act == DINTATTN__ACT_INT8 ? quantized : rounded)) {
             /* the batch's products share one input of each kind */
             dintattn__act_job aj;
@@ -5776,7 +5886,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             if (q[k].act == DINTATTN__ACT_INT8) quantized = q[k].x;
             else rounded = q[k].x;
         }
-        if (n > 1 && q[k].act == DINTATTN__ACT_F32) { /* sgemm */
+        if (n > 1 && q[k].act == DINTATTN__ACT_F32 && !dintattn__gemm_takes(s, &q[k], n)) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];

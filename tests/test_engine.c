@@ -548,23 +548,34 @@ static void test_bf16_kernels_match_double_sums(void **state)
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
 }
 
-/* The inputs of one panel test: NT tokens' int8 (q, d) and bf16 activations of `cols` columns */
+/* The inputs of one panel test: 32 tokens' int8 (q, d), bf16 and f32 activations of `cols`
+   columns; the f32 ones when `f32`, else as the weight type takes them (int8 or bf16) */
 typedef struct panel_tokens {
-    int cols, n;                            /* the block's first n tokens are present */
+    int cols, n, f32;                       /* the block's first n tokens are present */
     dintattn__xq X[32];
     const uint16_t *XB[32];
+    const float *XF;                        /* [32][cols] */
 } panel_tokens;
 
-/* One block of tokens against the packed panel: by the AVX-512 kernel (amx 0) on tokens packed
-   as the session packs them, or for BF16 / F16 on AMX tiles (amx 1) reading the tokens' rows as
-   the session holds them (32 rows, zero past n and past the columns); 0 where this build or CPU
-   has no such tiles. */
-static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, void *panel, const panel_tokens *tk, int amx,
-                     float *out)
+/* Rows r0..r0+31 of M packed, and one block of tokens against them, as prefill runs them: by the
+   AVX-512 kernels (amx 0) on tokens packed as the session packs them, or for BF16 / F16 rows on
+   AMX tiles (amx 1) reading the tokens' rows as the session holds them (32 rows, zero past n and
+   past the columns); 0 where this build or CPU has no such tiles. */
+static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0, void *panel, const panel_tokens *tk,
+                     int amx, float *out)
 {
     enum { MAXC = 160 };
     const int int8 = M->type == DINTATTN__W_Q8 || M->type == DINTATTN__W_Q4;
     int t;
+    if (tk->f32) {
+        float xpf[MAXC * DINTATTN__GB_NT];
+        if (amx) return 0;
+        dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, xpf);
+        K->w[M->type].packf(M, r0, panel);
+        K->panelf(panel, tk->cols, xpf, out);
+        return 1;
+    }
+    K->w[M->type].pack(M, r0, panel);
     if (!amx) {
         int32_t xpq[MAXC / 32 * DINTATTN__GQ_X_BLOCK];
         uint32_t xpb[MAXC / 2 * DINTATTN__GB_NT];
@@ -589,21 +600,24 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, void *p
 }
 
 /* The AVX-512 level's packed panels (prefill's GEMM) against its row kernels, which the tests
-   above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks, BF16 and
-   F16 rows of 1 to 70 columns (an odd last column pairs with a zero), 1 to 45 rows (a second
-   panel; rows past the matrix), and a block's tokens all present or only one; where the CPU has
-   AMX, the BF16 / F16 panels on its tiles too (blocks of 32 tokens). */
+   above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks on int8
+   activations; BF16 and F16 rows of 1 to 70 columns (an odd last column pairs with a zero) on
+   bf16 activations; F32, BF16 and F16 rows on f32 activations; 1 to 45 rows (a second panel; rows
+   past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the BF16
+   / F16 panels on its tiles too (blocks of 32 tokens). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
     static const int row_counts[] = {1, 16, 17, 32, 45}, blocks[] = {1, 2, 3, 5};
-    static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16};
+    /* Q8, Q4 (int8 activations), BF16, F16 (bf16), F32, BF16, F16 (f32) */
+    static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16,
+                                            DINTATTN__W_F32, DINTATTN__W_BF16, DINTATTN__W_F16};
     enum { MAXR = 45, MAXC = 160, NT = 32 };
     static float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
     static signed char w8[MAXR * MAXC], xq[NT][MAXC];
     static unsigned char w4[MAXR * MAXC / 2];
     static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC];
-    void *panel = malloc(64 * MAXC);
+    void *panel = malloc(128 * MAXC);
     float out[DINTATTN__PANEL * 32];
     int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0;
     (void)state;
@@ -620,32 +634,33 @@ static void test_packed_panels_match_row_kernels(void **state)
         wb[i] = dintattn__f32_to_bf16(w[i]);
         wh[i] = (uint16_t)(((unsigned)i * 2654435761u >> 9) & 0xFBFFu); /* finite F16, subnormals too */
     }
-    for (i = 0; i < NT * MAXC; i++) x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5));
-    for (kind = 0; kind < 4; kind++) /* Q8, Q4, BF16, F16 */
+    for (kind = 0; kind < 7; kind++)
         for (ci = 0; ci < (kind < 2 ? 4 : 70); ci++) {
             const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nb = cols / 32;
             dintattn__mat M;
             panel_tokens tk;
             memset(&M, 0, sizeof M);
             M.cols = cols, M.type = types[kind], M.scale = wsc;
-            M.w = kind == 0 ? (const void *)w8 : kind == 1 ? (const void *)w4 : kind == 2 ? (const void *)wb : (const void *)wh;
+            M.w = kind == 0 ? (const void *)w8 : kind == 1 ? (const void *)w4 : kind == 4 ? (const void *)w
+                : M.type == DINTATTN__W_BF16 ? (const void *)wb : (const void *)wh;
             for (i = 0; kind < 2 && i < MAXR * nb; i++) {
                 if (kind) dintattn__quantize_block4(w + 32 * i, w4 + 16 * i, wsc + i);
                 else dintattn__quantize_row(w + 32 * i, 32, w8 + 32 * i, wsc + i);
             }
+            for (i = 0; i < NT * cols; i++)
+                x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5)) * (i / cols == 3 ? -1e-3f : 1.0f);
             for (t = 0; t < NT; t++) {
                 if (kind < 2) dintattn__quantize_x(x + t * cols, cols, xq[t], xs[t], xc[t]);
-                for (i = 0; i < cols; i++) xb[t][i] = dintattn__f32_to_bf16(x[t * cols + i] * (t == 3 ? -1e-3f : 1.0f));
+                for (i = 0; i < cols; i++) xb[t][i] = dintattn__f32_to_bf16(x[t * cols + i]);
                 tk.X[t].q = xq[t], tk.X[t].s = xs[t], tk.X[t].c = xc[t], tk.XB[t] = xb[t];
             }
-            tk.cols = cols;
+            tk.cols = cols, tk.f32 = kind >= 4, tk.XF = x;
             for (amx = 0; amx < 2; amx++) {
                 const int block = amx ? DINTATTN__AMX_NT : kind < 2 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
                 for (tk.n = 1; tk.n <= block; tk.n += block - 1)
                     for (ri = 0; ri < 5; ri++)
                         for (M.rows = row_counts[ri], r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
-                            K->w[M.type].pack(&M, r0, panel);
-                            if (!run_panel(K, &M, panel, &tk, amx, out)) continue;
+                            if (!run_panel(K, &M, r0, panel, &tk, amx, out)) continue;
                             amx_checked += amx;
                             for (t = 0; t < tk.n; t++)
                                 for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
@@ -655,14 +670,17 @@ static void test_packed_panels_match_row_kernels(void **state)
                                     if (kind < 2) {
                                         want = K->w[M.type].dotq(&M, (size_t)i, &tk.X[t]);
                                         for (k = 0; k < nb; k++) mag += fabs((double)wsc[i * nb + k] * xs[t][k]) * 127 * 127 * 32;
-                                    } else {
+                                    } else if (kind < 4) {
                                         K->dotb(&M, (size_t)i, tk.XB + t, 1, &want);
                                         for (k = 0; k < cols; k++)
-                                            mag += fabs((kind == 2 ? dintattn__bf16_to_f32(wb[i * cols + k]) : dintattn__f16_to_f32(wh[i * cols + k])) *
-                                                        (double)dintattn__bf16_to_f32(xb[t][k]));
+                                            mag += fabs(dintattn__wtypes[M.type].elem(&M, (size_t)i * cols + k) * (double)dintattn__bf16_to_f32(xb[t][k]));
+                                    } else {
+                                        want = K->w[M.type].dot(&M, (size_t)i, x + t * cols);
+                                        for (k = 0; k < cols; k++)
+                                            mag += fabs(dintattn__wtypes[M.type].elem(&M, (size_t)i * cols + k) * (double)x[t * cols + k]);
                                     }
                                     if (!(fabs(got - want) <= 1e-6 * mag + 1e-30))
-                                        fail_msg("type %d%s, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
+                                        fail_msg("kind %d%s, %d columns, %d rows, %d tokens: row %d token %d %.9g, row kernel %.9g",
                                                  kind, amx ? " (AMX)" : "", cols, M.rows, tk.n, i, t, got, want);
                                     checked++;
                                 }
