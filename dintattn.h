@@ -4355,6 +4355,120 @@ static void dintattn__wv_x512(float *o, const float *W, const float *V, int nk, 
     if (dv % 16 == 0 && dv <= 128) dintattn__wv_avx512(o, W, V, nk, dv);
     else dintattn__wv_x86(o, W, V, nk, dv);
 }
+
+/* Four queries at once (prefill attention, query by query on the pool): each key's or value's row
+   is loaded once for the four, and sixteen accumulators keep both FMA pipes busy. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push /* GCC 12's AVX-512 intrinsics, in C++: "__Y may be used uninitialized" */
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/* The sums of sixteen vectors: lane i of the result is the sum of v<i>'s lanes */
+#define DINTATTN__HSUM16(r, v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)          \
+    do {                                                                                                     \
+        __m512 b0_ = _mm512_add_ps(_mm512_unpacklo_ps(v0, v1), _mm512_unpackhi_ps(v0, v1));                  \
+        __m512 b1_ = _mm512_add_ps(_mm512_unpacklo_ps(v2, v3), _mm512_unpackhi_ps(v2, v3));                  \
+        __m512 b2_ = _mm512_add_ps(_mm512_unpacklo_ps(v4, v5), _mm512_unpackhi_ps(v4, v5));                  \
+        __m512 b3_ = _mm512_add_ps(_mm512_unpacklo_ps(v6, v7), _mm512_unpackhi_ps(v6, v7));                  \
+        __m512 b4_ = _mm512_add_ps(_mm512_unpacklo_ps(v8, v9), _mm512_unpackhi_ps(v8, v9));                  \
+        __m512 b5_ = _mm512_add_ps(_mm512_unpacklo_ps(v10, v11), _mm512_unpackhi_ps(v10, v11));              \
+        __m512 b6_ = _mm512_add_ps(_mm512_unpacklo_ps(v12, v13), _mm512_unpackhi_ps(v12, v13));              \
+        __m512 b7_ = _mm512_add_ps(_mm512_unpacklo_ps(v14, v15), _mm512_unpackhi_ps(v14, v15));              \
+        /* per 128-bit lane: the lane's sums of four vectors */                                              \
+        const __m512 c0_ = _mm512_add_ps(_mm512_shuffle_ps(b0_, b1_, 0x44), _mm512_shuffle_ps(b0_, b1_, 0xEE)); \
+        const __m512 c1_ = _mm512_add_ps(_mm512_shuffle_ps(b2_, b3_, 0x44), _mm512_shuffle_ps(b2_, b3_, 0xEE)); \
+        const __m512 c2_ = _mm512_add_ps(_mm512_shuffle_ps(b4_, b5_, 0x44), _mm512_shuffle_ps(b4_, b5_, 0xEE)); \
+        const __m512 c3_ = _mm512_add_ps(_mm512_shuffle_ps(b6_, b7_, 0x44), _mm512_shuffle_ps(b6_, b7_, 0xEE)); \
+        const __m512 e0_ = _mm512_add_ps(_mm512_shuffle_f32x4(c0_, c1_, 0x88), _mm512_shuffle_f32x4(c0_, c1_, 0xDD)); \
+        const __m512 e1_ = _mm512_add_ps(_mm512_shuffle_f32x4(c2_, c3_, 0x88), _mm512_shuffle_f32x4(c2_, c3_, 0xDD)); \
+        (r) = _mm512_add_ps(_mm512_shuffle_f32x4(e0_, e1_, 0x88), _mm512_shuffle_f32x4(e0_, e1_, 0xDD));      \
+    } while (0)
+
+/* a[q * lda + j] = (Q[q] . K[j]) * scale for four queries q (rows ldq apart) and nk keys; d a
+   multiple of 16. Four keys a step: a{q}{k} sums query q against key k. */
+#define DINTATTN__S4_Q(q)                                                                                    \
+    do {                                                                                                     \
+        const __m512 x_ = _mm512_loadu_ps(Q + (size_t)(q) * ldq + c);                                        \
+        a##q##0 = _mm512_fmadd_ps(x_, k0, a##q##0), a##q##1 = _mm512_fmadd_ps(x_, k1, a##q##1);              \
+        a##q##2 = _mm512_fmadd_ps(x_, k2, a##q##2), a##q##3 = _mm512_fmadd_ps(x_, k3, a##q##3);              \
+    } while (0)
+DINTATTN__AVX512 static void dintattn__scores4_avx512(float *a, size_t lda, const float *Q, size_t ldq, const float *K,
+                                                     int nk, int d, float scale)
+{
+    const __m512 vs = _mm512_set1_ps(scale);
+    int j = 0, c, q;
+    for (; j + 4 <= nk; j += 4) {
+        const float *kj = K + (size_t)j * d;
+        __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00;
+        __m512 a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        __m512 r;
+        for (c = 0; c < d; c += 16) {
+            const __m512 k0 = _mm512_loadu_ps(kj + c), k1 = _mm512_loadu_ps(kj + d + c);
+            const __m512 k2 = _mm512_loadu_ps(kj + 2 * d + c), k3 = _mm512_loadu_ps(kj + 3 * d + c);
+            DINTATTN__S4_Q(0);
+            DINTATTN__S4_Q(1);
+            DINTATTN__S4_Q(2);
+            DINTATTN__S4_Q(3);
+        }
+        DINTATTN__HSUM16(r, a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33);
+        r = _mm512_mul_ps(r, vs);
+        _mm_storeu_ps(a + j, _mm512_extractf32x4_ps(r, 0));
+        _mm_storeu_ps(a + lda + j, _mm512_extractf32x4_ps(r, 1));
+        _mm_storeu_ps(a + 2 * lda + j, _mm512_extractf32x4_ps(r, 2));
+        _mm_storeu_ps(a + 3 * lda + j, _mm512_extractf32x4_ps(r, 3));
+    }
+    for (q = 0; j < nk && q < 4; q++) dintattn__scores_x86(a + (size_t)q * lda + j, Q + (size_t)q * ldq, K + (size_t)j * d, nk - j, d, scale);
+}
+
+/* O[q] = W[q] @ V for four queries (rows of W ldw apart, of O ldo apart) and nk values; dv a
+   multiple of 64, a pass of 64 columns: o{q}{c} holds query q's columns c0 + 16 c.. */
+#define DINTATTN__WV4_Q(q)                                                                                   \
+    do {                                                                                                     \
+        const __m512 w_ = _mm512_set1_ps(W[(size_t)(q) * ldw + j]);                                          \
+        o##q##0 = _mm512_fmadd_ps(w_, v0, o##q##0), o##q##1 = _mm512_fmadd_ps(w_, v1, o##q##1);              \
+        o##q##2 = _mm512_fmadd_ps(w_, v2, o##q##2), o##q##3 = _mm512_fmadd_ps(w_, v3, o##q##3);              \
+    } while (0)
+#define DINTATTN__WV4_STORE(q)                                                                               \
+    _mm512_storeu_ps(O + (size_t)(q) * ldo + c0, o##q##0), _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 16, o##q##1), \
+    _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 32, o##q##2), _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 48, o##q##3)
+DINTATTN__AVX512 static void dintattn__wv4_avx512(float *O, size_t ldo, const float *W, size_t ldw, const float *V, int nk,
+                                                 int dv)
+{
+    int c0, j;
+    for (c0 = 0; c0 < dv; c0 += 64) {
+        __m512 o00 = _mm512_setzero_ps(), o01 = o00, o02 = o00, o03 = o00, o10 = o00, o11 = o00, o12 = o00;
+        __m512 o13 = o00, o20 = o00, o21 = o00, o22 = o00, o23 = o00, o30 = o00, o31 = o00, o32 = o00, o33 = o00;
+        for (j = 0; j < nk; j++) {
+            const float *v = V + (size_t)j * dv + c0;
+            const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16), v2 = _mm512_loadu_ps(v + 32);
+            const __m512 v3 = _mm512_loadu_ps(v + 48);
+            DINTATTN__WV4_Q(0);
+            DINTATTN__WV4_Q(1);
+            DINTATTN__WV4_Q(2);
+            DINTATTN__WV4_Q(3);
+        }
+        DINTATTN__WV4_STORE(0), DINTATTN__WV4_STORE(1), DINTATTN__WV4_STORE(2), DINTATTN__WV4_STORE(3);
+    }
+}
+
+/* The four-query kernels where the widths allow them (0: the caller goes query by query) */
+static int dintattn__scores4_x512(float *a, size_t lda, const float *Q, size_t ldq, const float *K, int nk, int d, float scale)
+{
+    if (d % 16) return 0;
+    dintattn__scores4_avx512(a, lda, Q, ldq, K, nk, d, scale);
+    return 1;
+}
+
+static int dintattn__wv4_x512(float *O, size_t ldo, const float *W, size_t ldw, const float *V, int nk, int dv)
+{
+    if (dv % 64) return 0;
+    dintattn__wv4_avx512(O, ldo, W, ldw, V, nk, dv);
+    return 1;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 /* --- the kernel tables: one per level, chosen once per session ----------------------------- */
@@ -4376,6 +4490,10 @@ typedef struct dintattn__kernels {
     } w[DINTATTN__W_COUNT];
     void (*panelf)(const void *panel, int cols, const void *xblk, float *out);
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
+    /* four queries' scores (rows lda apart) and W @ V (rows ldo apart): 0 where the widths do not
+       suit the level (the caller goes query by query), or NULL */
+    int (*scores4)(float *a, size_t lda, const float *Q, size_t ldq, const float *K, int nk, int d, float scale);
+    int (*wv4)(float *O, size_t ldo, const float *W, size_t ldw, const float *V, int nk, int dv);
     void (*scores2)(float *a1, float *a2, const float *q1, const float *q2, const float *K, int nk, int d, float scale);
     void (*softmax)(float *x, int n);
     void (*integral)(double *S, const float *a1, int nk, float *G);
@@ -4396,7 +4514,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL}},
-    NULL, dintattn__scores, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
+    NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, NULL};
 
 #ifdef DINTATTN__HAVE_X86
@@ -4407,7 +4525,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL}},
-    NULL, dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
+    NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
@@ -4419,7 +4537,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni, NULL}},
-    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
+    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
 #endif
@@ -4824,9 +4942,16 @@ static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__
         if (!rd->rows)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, d, s, Q, ldq, K, d, 0.0f, A + j0, rd->width);
         else
-            for (t = 0; t < nb; t++)
-                if ((m = dintattn__keys_in_tile(rd, nb, t, j0, n)) > 0)
-                    rd->k->scores(A + (size_t)t * rd->width + j0, Q + (size_t)t * ldq, K, m, d, s);
+            for (t = 0; t < nb; t++) {
+                if ((m = dintattn__keys_in_tile(rd, nb, t, j0, n)) == 0) continue;
+                if (t + 4 <= nb && rd->k->scores4 && /* four queries, as far as the last of them sees */
+                    rd->k->scores4(A + (size_t)t * rd->width + j0, (size_t)rd->width, Q + (size_t)t * ldq, (size_t)ldq, K,
+                                   dintattn__keys_in_tile(rd, nb, t + 3, j0, n), d, s)) {
+                    t += 3;
+                    continue;
+                }
+                rd->k->scores(A + (size_t)t * rd->width + j0, Q + (size_t)t * ldq, K, m, d, s);
+            }
     }
 }
 
@@ -4848,6 +4973,11 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
             float *o = O + (size_t)t * ldo;
             const float *w = W + (size_t)t * rd->width + j0;
             if ((m = dintattn__keys_in_tile(rd, nb, t, j0, n)) == 0) continue;
+            if (j0 == 0 && t + 4 <= nb && rd->k->wv4 && /* four queries; W is zero past each one's keys */
+                rd->k->wv4(o, (size_t)ldo, w, (size_t)rd->width, V, dintattn__keys_in_tile(rd, nb, t + 3, j0, n), dv)) {
+                t += 3;
+                continue;
+            }
             if (j0 == 0) {
                 rd->k->wv(o, w, V, m, dv);
             } else { /* later tiles: their share, added */

@@ -694,10 +694,11 @@ static void test_packed_panels_match_row_kernels(void **state)
     free(panel);
 }
 
-/* Every level's decode attention kernels against sums in double: scores and scores2 (q . k over
-   d, times the scale) and W @ V, for widths 4 to 144 (the vector kernels' multiples of 8 and 16,
+/* Every level's attention kernels against sums in double: scores and scores2 (q . k over d,
+   times the scale) and W @ V, for widths 4 to 144 (the vector kernels' multiples of 8 and 16,
    AVX-512's one-pass W @ V up to 128 and what falls back) and 1 to 67 keys (the four-key blocks'
-   tails). */
+   tails); and the AVX-512 level's four-query scores and W @ V (prefill) where the widths suit
+   them, nothing written past dv. */
 static void test_attention_kernels_match_double_sums(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
@@ -705,13 +706,15 @@ static void test_attention_kernels_match_double_sums(void **state)
     static const int keys[] = {1, 2, 3, 4, 5, 7, 8, 9, 33, 64, 67};
     enum { MAXW = 144, MAXK = 67 };
     float *K = (float *)malloc(sizeof(float) * MAXW * MAXK), q1[MAXW], q2[MAXW], W[MAXK];
-    float a1[MAXK], a2[MAXK], o[MAXW];
-    int wi, ki, lv, i, j, checked = 0;
+    float a1[MAXK], a2[MAXK], o[MAXW], Q4[4 * MAXW], a4[4 * MAXK], W4[4 * MAXK], O4[4 * MAXW];
+    int wi, ki, lv, i, j, checked = 0, four = 0;
     (void)state;
     assert_true(K != NULL);
     for (i = 0; i < MAXW * MAXK; i++) K[i] = (float)sin(0.37 * i + 0.001 * i * i);
     for (i = 0; i < MAXW; i++) q1[i] = (float)cos(0.7 * i), q2[i] = (float)sin(1.1 * i + 0.5);
     for (j = 0; j < MAXK; j++) W[j] = (float)(cos(0.3 * j) / (1 + j % 4));
+    for (i = 0; i < 4 * MAXW; i++) Q4[i] = (float)sin(0.13 * i + 0.002 * i * i);
+    for (i = 0; i < 4 * MAXK; i++) W4[i] = (float)cos(0.29 * i) * (i % 7 == 3 ? 0.0f : 1.0f);
     for (wi = 0; wi < (int)(sizeof widths / sizeof *widths); wi++)
         for (ki = 0; ki < (int)(sizeof keys / sizeof *keys); ki++) {
             const int d = widths[wi], nk = keys[ki];
@@ -746,10 +749,46 @@ static void test_attention_kernels_match_double_sums(void **state)
                                  dintattn_kernels_name(k->level), i, o[i], want);
                 }
                 for (i = d; i < MAXW; i++) assert_true(o[i] == 12345.0f); /* nothing past dv written */
+                if (k->scores4 && k->scores4(a4, MAXK, Q4, MAXW, K, nk, d, 0.25f)) { /* four queries at once */
+                    int q;
+                    for (q = 0; q < 4; q++)
+                        for (j = 0; j < nk; j++) {
+                            double want = 0, mag = 0;
+                            for (i = 0; i < d; i++) {
+                                const double p = (double)Q4[q * MAXW + i] * K[(size_t)j * d + i];
+                                want += p, mag += fabs(p);
+                            }
+                            if (!(fabs(a4[q * MAXK + j] - 0.25 * want) <= 1e-6 * mag + 1e-30))
+                                fail_msg("scores4, d %d, %d keys, level %s: query %d key %d %.9g, want %.9g", d, nk,
+                                         dintattn_kernels_name(k->level), q, j, a4[q * MAXK + j], 0.25 * want);
+                        }
+                    four++;
+                }
+                for (i = 0; i < 4 * MAXW; i++) O4[i] = 12345.0f;
+                if (k->wv4 && k->wv4(O4, MAXW, W4, MAXK, K, nk, d)) {
+                    int q;
+                    for (q = 0; q < 4; q++) {
+                        for (i = 0; i < d; i++) {
+                            double want = 0, mag = 0;
+                            for (j = 0; j < nk; j++) {
+                                const double p = (double)W4[q * MAXK + j] * K[(size_t)j * d + i];
+                                want += p, mag += fabs(p);
+                            }
+                            if (!(fabs(O4[q * MAXW + i] - want) <= 1e-6 * mag + 1e-30))
+                                fail_msg("wv4, dv %d, %d keys, level %s: query %d column %d %.9g, want %.9g", d, nk,
+                                         dintattn_kernels_name(k->level), q, i, O4[q * MAXW + i], want);
+                        }
+                        for (i = d; i < MAXW; i++) assert_true(O4[q * MAXW + i] == 12345.0f);
+                    }
+                    four++;
+                }
                 checked++;
             }
         }
     assert_int_equal(checked, 3 * 13 * 11);
+    /* the four-query kernels of the AVX-512 level: scores for d 16, 32, 48, 64, 96, 112, 128, 144;
+       W @ V for dv 64 and 128, every key count */
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(four, 10 * 11);
     free(K);
 }
 
