@@ -5811,30 +5811,35 @@ typedef struct dintattn__gemm_job {
     int64_t first[9];                       /* product k's panels: units first[k] .. first[k + 1] - 1 */
 } dintattn__gemm_job;
 
-/* dintattn__gemm_unit on f32 activations: the panel packed in f32, the tokens' blocks against it;
-   for the Q/K projections (y64) over slices of DINTATTN_QK_KC columns whose sums are added in
-   double, as dintattn__gemm_qk does with sgemm (see dintattn__layer) */
+/* dintattn__gemm_unit on f32 activations: the panel packed in f32, the tokens' blocks against it
+   over slices of DINTATTN_QK_KC columns whose sums are added in double, so that f32 accumulation
+   never runs longer than a slice: the Q/K projections (y64) keep the double, as dintattn__gemm_qk
+   does with sgemm (see dintattn__layer); the others are rounded once (a single f32 chain over
+   2752 columns used 0.66 of the tolerance where sgemm's blocked sums used 0.46, on
+   tools/check_accuracy.py's large DINT model). */
 static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__product *p, void *panel, int r0, int rows,
                                     int n)
 {
-    const int K = p->M->cols, slice = p->y64 ? DINTATTN_QK_KC : K;
+    const int K = p->M->cols;
     const float *xp = s->xpf;
     float out[DINTATTN__PANEL * DINTATTN__GB_NT];
     double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
     int t0, t, k0, i;
     s->k->w[p->M->type].packf(p->M, r0, panel);
     for (t0 = 0; t0 < n; t0 += DINTATTN__GB_NT, xp += (size_t)K * DINTATTN__GB_NT) {
-        for (k0 = 0; k0 < K; k0 += slice) {
-            const int kc = K - k0 < slice ? K - k0 : slice;
+        for (k0 = 0; k0 < K; k0 += DINTATTN_QK_KC) {
+            const int kc = K - k0 < DINTATTN_QK_KC ? K - k0 : DINTATTN_QK_KC;
             s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT, out);
-            for (i = 0; p->y64 && i < DINTATTN__PANEL * DINTATTN__GB_NT; i++) sum[i] = (k0 ? sum[i] : 0.0) + out[i];
+            for (i = 0; i < DINTATTN__PANEL * DINTATTN__GB_NT; i++) sum[i] = (k0 ? sum[i] : 0.0) + out[i];
         }
         for (t = t0; t < t0 + DINTATTN__GB_NT && t < n; t++) {
-            if (!p->y64) {
-                dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+            const double *v = sum + (t - t0) * DINTATTN__PANEL;
+            if (p->y64) {
+                for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + r0 + i] = v[i];
                 continue;
             }
-            for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + r0 + i] = sum[(t - t0) * DINTATTN__PANEL + i];
+            for (i = 0; i < rows; i++) out[i] = (float)v[i];
+            dintattn__store_row(p, r0, t, out, rows);
         }
     }
 }

@@ -493,7 +493,36 @@ static double peak_f32_c(float seed, double secs, double *ops, double *elapsed)
     return sum;
 }
 
-enum { PEAK_F32, PEAK_BF16, PEAK_INT8, PEAK_KINDS };
+#ifdef DINTATTN__HAVE_AMX
+/* AMX tiles (where the library runs bf16 prefill on them): four 16 x 16 f32 products of 16 x 32
+   bf16 tiles per step, tiles 4-7 loaded once; 16 x 16 x 32 pairs, 2 ops each, per instruction. */
+#define PEAK_AMX4 _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+__attribute__((target("amx-tile,amx-bf16"))) static double peak_amx_bf16(float seed, double secs, double *ops,
+                                                                          double *elapsed)
+{
+    static uint16_t x[16 * 32];
+    float c[16 * 16];
+    double sum = 0;
+    int r;
+    for (r = 0; r < 16 * 32; r++) x[r] = dintattn__f32_to_bf16(seed * 1e-3f * (float)(r % 7));
+    dintattn__amx_begin();
+    _tile_loadd(4, x, 64);
+    _tile_loadd(5, x, 64);
+    _tile_loadd(6, x, 64);
+    _tile_loadd(7, x, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    PEAK_TIMED(PEAK_AMX4, 4.0 * 16 * 16 * 32 * 2);
+    _tile_stored(0, c, 64);
+    dintattn__amx_end();
+    for (r = 0; r < 16 * 16; r++) sum += c[r];
+    return sum;
+}
+#endif
+
+enum { PEAK_F32, PEAK_BF16, PEAK_INT8, PEAK_AMX, PEAK_KINDS };
 
 /* The kernel for `kind` on this CPU and the instruction set it uses, or NULL: not available. */
 static peak_fn peak_pick(int kind, const char **isa)
@@ -509,6 +538,9 @@ static peak_fn peak_pick(int kind, const char **isa)
         return *isa = "avx512vnni", peak_int8_avx512;
     if (kind == PEAK_INT8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
         return *isa = "avxvnni", peak_int8_avxvnni;
+#endif
+#ifdef DINTATTN__HAVE_AMX
+    if (kind == PEAK_AMX && dintattn__amx_ready()) return *isa = "amx-bf16", peak_amx_bf16;
 #endif
     if (kind == PEAK_F32) return *isa = "c", peak_f32_c;
     return NULL;
@@ -1158,6 +1190,11 @@ int main(int argc, char **argv)
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
         double f_int8 = int8_held && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
         double f_bf16 = bf16_held && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
+        /* precision fast on the AVX-512 level runs bf16 prefill on AMX tiles where they are */
+        double f_amx = bf16_held && peak[PEAK_AMX] > 0 && a.eng.precision == DINTATTN_PRECISION_FAST &&
+                               !strcmp(kernels, dintattn_kernels_name(DINTATTN_KERNELS_AVX512))
+                           ? pre_gflop_s / peak[PEAK_AMX]
+                           : 0;
         const char *wname = dintattn_weights_name(a.eng.weights);
         if (a.json) {
             printf("{\"model\": ");
@@ -1186,6 +1223,7 @@ int main(int argc, char **argv)
             json_num("peak_f32_gflop_s", "%.3f", peak[PEAK_F32], peak[PEAK_F32] > 0);
             json_num("peak_bf16_gflop_s", "%.3f", peak[PEAK_BF16], peak[PEAK_BF16] > 0);
             json_num("peak_int8_gop_s", "%.3f", peak[PEAK_INT8], peak[PEAK_INT8] > 0);
+            json_num("peak_amx_bf16_gflop_s", "%.3f", peak[PEAK_AMX], peak[PEAK_AMX] > 0);
             json_str("peak_f32_isa", peak_isa[PEAK_F32]);
             json_str("peak_bf16_isa", peak_isa[PEAK_BF16]);
             json_str("peak_int8_isa", peak_isa[PEAK_INT8]);
@@ -1195,6 +1233,7 @@ int main(int argc, char **argv)
                    model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
             json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
             json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
+            json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
             json_num("prefill_int8_peak_fraction", "%.4f", f_int8, f_int8 > 0);
             json_str("quality_reference", qual.ref);
             json_str("quality_note", qual.note);
@@ -1242,6 +1281,9 @@ int main(int argc, char **argv)
                    rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), a.eng.threads, peak_isa[PEAK_F32],
                    peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16",
                    peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni");
+            if (peak[PEAK_AMX] > 0)
+                printf("peak       AMX bf16 tiles %s (register-only: tiles loaded once, %d threads)\n",
+                       rate_text(t1, sizeof t1, peak[PEAK_AMX], "GFLOP/s"), a.eng.threads);
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
                    "cache read too (%.2f MB/token on average) %.3f\n",
                    roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
@@ -1254,6 +1296,7 @@ int main(int argc, char **argv)
             } else if (bf16_held) {
                 if (f_bf16 > 0) printf("; %.3f of the bf16 dot peak", f_bf16);
                 else printf("; bf16 dot peak not available");
+                if (f_amx > 0) printf("; %.3f of the AMX bf16 peak (its panels run on AMX tiles)", f_amx);
             }
             printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s%s)\n",
                    held, precision,
