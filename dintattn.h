@@ -3974,15 +3974,20 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
 /* 16 bits of 16 rows where `rows` of them exist */
 #define DINTATTN__ROWMASK(rows) ((__mmask16)((rows) >= 16 ? 0xFFFFu : (rows) <= 0 ? 0u : (1u << (rows)) - 1u))
 
+/* The offsets of 16 consecutive rows `stride` apart, for the packers' gathers */
+DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
+{
+    return _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                              _mm512_set1_epi32((int)stride));
+}
+
 /* Q8 and Q4 rows r0..r0+31 packed: unsigned bytes (Q8: w + 128; Q4: nibbles as stored, w + 8) */
 #define DINTATTN__GQ_PACK(name, Q4)                                                                            \
     DINTATTN__VNNI static void name(const dintattn__mat *M, int r0, void *panel)                             \
     {                                                                                                        \
         const size_t nb = (size_t)M->cols / 32, rb = (Q4) ? nb * 16 : nb * 32;                               \
-        const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
-                                                _mm512_set1_epi32((int)rb));                                  \
-        const __m512i sstep = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), \
-                                                 _mm512_set1_epi32((int)nb));                                 \
+        const __m512i step = dintattn__row_offsets(rb);                                  \
+        const __m512i sstep = dintattn__row_offsets(nb);                                 \
         int32_t *out = (int32_t *)panel;                                                                     \
         size_t b;                                                                                            \
         int j, g;                                                                                            \
@@ -4058,8 +4063,7 @@ DINTATTN__GQ_PANEL(dintattn__panel_q4_vnni, 8)
 DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, void *panel)
 {
     const size_t K = (size_t)M->cols, np = (K + 1) / 2, rb = 2 * K;
-    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                            _mm512_set1_epi32((int)rb));
+    const __m512i step = dintattn__row_offsets(rb);
     uint32_t *out = (uint32_t *)panel;
     const uint16_t *w16 = (const uint16_t *)M->w;
     size_t p;
@@ -4121,8 +4125,7 @@ DINTATTN__PANEL12(dintattn__panel_b16, DINTATTN__BF16, uint32_t, 2, DINTATTN__GB
 DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, void *panel)
 {
     const size_t K = (size_t)M->cols, es = M->type == DINTATTN__W_F32 ? 4 : 2, rb = es * K;
-    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                            _mm512_set1_epi32((int)rb));
+    const __m512i step = dintattn__row_offsets(rb);
     float *out = (float *)panel;
     size_t k;
     int j, i;
@@ -5812,23 +5815,28 @@ typedef struct dintattn__gemm_job {
 } dintattn__gemm_job;
 
 /* dintattn__gemm_unit on f32 activations: the panel packed in f32, the tokens' blocks against it
-   over slices of DINTATTN_QK_KC columns whose sums are added in double, so that f32 accumulation
-   never runs longer than a slice: the Q/K projections (y64) keep the double, as dintattn__gemm_qk
-   does with sgemm (see dintattn__layer); the others are rounded once (a single f32 chain over
-   2752 columns used 0.66 of the tolerance where sgemm's blocked sums used 0.46, on
-   tools/check_accuracy.py's large DINT model). */
+   over slices of columns whose sums are added in double, so that f32 accumulation never runs
+   longer than a slice: the Q/K projections (y64) in slices of DINTATTN_QK_KC, keeping the double,
+   as dintattn__gemm_qk does with sgemm (see dintattn__layer); the others in slices of
+   DINTATTN__F32_KC, rounded once. On tools/check_accuracy.py's large DINT model (2048 tokens,
+   BF16 weights) one f32 chain over a row (2752 columns in w_down) used 0.66 of the tolerance,
+   slices of 512 0.54 and of 128 0.47 (sgemm's blocked sums: 0.46); 128 cost 10% of bench-standard's
+   prefill, 512 about 3%. */
+#ifndef DINTATTN__F32_KC
+#define DINTATTN__F32_KC 512 /* the other products' slices */
+#endif
 static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__product *p, void *panel, int r0, int rows,
                                     int n)
 {
-    const int K = p->M->cols;
+    const int K = p->M->cols, slice = p->y64 ? DINTATTN_QK_KC : DINTATTN__F32_KC;
     const float *xp = s->xpf;
     float out[DINTATTN__PANEL * DINTATTN__GB_NT];
     double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
     int t0, t, k0, i;
     s->k->w[p->M->type].packf(p->M, r0, panel);
     for (t0 = 0; t0 < n; t0 += DINTATTN__GB_NT, xp += (size_t)K * DINTATTN__GB_NT) {
-        for (k0 = 0; k0 < K; k0 += DINTATTN_QK_KC) {
-            const int kc = K - k0 < DINTATTN_QK_KC ? K - k0 : DINTATTN_QK_KC;
+        for (k0 = 0; k0 < K; k0 += slice) {
+            const int kc = K - k0 < slice ? K - k0 : slice;
             s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT, out);
             for (i = 0; i < DINTATTN__PANEL * DINTATTN__GB_NT; i++) sum[i] = (k0 ? sum[i] : 0.0) + out[i];
         }
