@@ -36,9 +36,12 @@
    inspection is installed, attention runs on the calling thread, which calls them. A session
    allocates all its memory when created (dintattn_session_bytes) and nothing per token.
    Kernels: a session runs AVX-512F, AVX2 + FMA + F16C or portable C loops, the best the CPU has
-   up to dintattn_session_options.kernels (chosen once, at creation).
-   OpenBLAS runs the prefill GEMMs on its own threads (openblas_set_num_threads); a session's
-   n_threads run decode's matrix-vector rows and attention heads.
+   up to dintattn_session_options.kernels (chosen once, at creation); on AVX-512 with AMX (and
+   Linux granting its tile state) precision FAST's bf16 prefill runs on AMX tiles.
+   A session's n_threads run decode's matrix-vector rows and attention heads, and on AVX-512
+   prefill's products (packed panels) and attention; OpenBLAS runs the prefill GEMMs that remain
+   (other levels, Q8/Q4 at precision EXACT, chunks of fewer than 8 tokens, attention beside them)
+   on its own threads (openblas_set_num_threads).
 
    CONTENTS (where to find SPEC.md's symbols: lambda in dintattn__compute_lambda; A1, A2, S, G,
    I and W in dintattn__head_weights and dintattn__attend; the head index in dintattn__head_of)
@@ -48,10 +51,11 @@
      4. Model validation (config, the table of tensors, validate then build: weight matrices as
         stored or converted to F32, BF16, Q8; lambda; the runs of heads sharing A2)
      5. Math kernels (RMSNorm, softmax, RoPE, SwiGLU/PolyNorm; row . x and rows as f32 per weight
-        type; the attention loops; one table of them per level: portable, AVX2, AVX-512)
+        type; prefill's packed panels, AMX tiles; the attention loops; one table of them per
+        level: portable, AVX2, AVX-512)
      6. Attention (the thread pool; the session's cache; SPEC.md section 1 step by step)
-     7. The decoder step (session memory; products by sgemm or matrix-vector rows; projections,
-        RoPE, attention and FFN blocks; prefill and decode)
+     7. The decoder step (session memory; products on packed panels, by sgemm or matrix-vector
+        rows; projections, RoPE, attention and FFN blocks; prefill and decode)
      8. Sampler
      9. Tokenizer
     10. License
