@@ -634,12 +634,22 @@ static void *(*volatile dintattn__memset)(void *, int, size_t) = memset;
    page-table entry per 2 MiB instead of per 4 KiB. A 4 KiB page-table walk per 4 KiB of weights
    costs a model of gigabytes most of its decode speed (README, "Real size"). Advice only: where
    the kernel has no such pages, or with the user's allocator, nothing changes. */
+#if defined(MADV_HUGEPAGE)
+#define DINTATTN__MADV_HUGEPAGE MADV_HUGEPAGE
+#elif defined(__linux__) && !defined(__cplusplus)
+/* Strict C (-std=c99, or _POSIX_C_SOURCE alone) hides madvise and MADV_HUGEPAGE in glibc's
+   <sys/mman.h>: declared here, with Linux's value (14 on every architecture). Without this the
+   advice was never given in the examples' and tests' builds (measured 2026-11-27: no
+   AnonHugePages while a converted model decoded). */
+#define DINTATTN__MADV_HUGEPAGE 14
+extern int madvise(void *addr, size_t len, int advice);
+#endif
 static void dintattn__hugepages(void *p, size_t n)
 {
-#if defined(MADV_HUGEPAGE) && defined(DINTATTN__OWN_MALLOC)
+#if defined(DINTATTN__MADV_HUGEPAGE) && defined(DINTATTN__OWN_MALLOC)
     const uintptr_t huge = (uintptr_t)2 << 20, a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
     const uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    if (e > a) (void)madvise((void *)a, e - a, DINTATTN__MADV_HUGEPAGE);
 #else
     (void)p, (void)n;
 #endif
