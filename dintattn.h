@@ -3995,6 +3995,15 @@ DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
                               _mm512_set1_epi32((int)stride));
 }
 
+/* Half a panel for a packer's gathers: which of the 16 rows from r exist (m), and where their
+   bytes start (`stride` a row; row 0's where none exists: a gather under an empty mask reads
+   nothing) */
+static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, size_t stride, __mmask16 *m)
+{
+    *m = DINTATTN__ROWMASK(M->rows - r);
+    return (const unsigned char *)M->w + (size_t)(*m ? r : 0) * stride;
+}
+
 /* Q8 and Q4 rows r0..r0+31 packed: unsigned bytes (Q8: w + 128; Q4: nibbles as stored, w + 8) */
 #define DINTATTN__GQ_PACK(name, Q4)                                                                            \
     DINTATTN__VNNI static void name(const dintattn__mat *M, int r0, void *panel)                             \
@@ -4008,8 +4017,8 @@ DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
         for (b = 0; b < nb; b++, out += DINTATTN__GQ_PANEL_BLOCK)                                            \
             for (j = 0; j < 2; j++) {                                                                        \
                 const int r = r0 + 16 * j;                                                                   \
-                const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);                                           \
-                const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;              \
+                __mmask16 m;                                                                                 \
+                const unsigned char *w = dintattn__half_panel(M, r, rb, &m);                                 \
                 _mm512_storeu_ps(out + 256 + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, sstep,  \
                                                                              M->scale + (size_t)(m ? r : 0) * nb + b, 4)); \
                 for (g = 0; g < ((Q4) ? 4 : 8); g++) {                                                       \
@@ -4084,8 +4093,8 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
     int j, i;
     for (j = 0; j < 2; j++) {
         const int r = r0 + 16 * j;
-        const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);
-        const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;
+        __mmask16 m;
+        const unsigned char *w = dintattn__half_panel(M, r, rb, &m);
         for (p = 0; p < K / 2; p++) {
             __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 4 * p, 1);
             if (M->type == DINTATTN__W_F16) /* 32 halves, widened and rounded back in their order */
@@ -4145,8 +4154,8 @@ DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, vo
     int j, i;
     for (j = 0; j < 2; j++) {
         const int r = r0 + 16 * j;
-        const __mmask16 m = DINTATTN__ROWMASK(M->rows - r);
-        const unsigned char *w = (const unsigned char *)M->w + (size_t)(m ? r : 0) * rb;
+        __mmask16 m;
+        const unsigned char *w = dintattn__half_panel(M, r, rb, &m);
         if (es == 4) {
             for (k = 0; k < K; k++)
                 _mm512_storeu_ps(out + 32 * k + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, step, w + 4 * k, 1));
@@ -6017,39 +6026,34 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     dintattn__product q[8], g[8];
     dintattn__rows_job job;
     dintattn__gemm_job gj;
-    const float *quantized = NULL, *rounded = NULL, *packed = NULL;
+    const float *prepared[3] = {NULL, NULL, NULL}; /* by DINTATTN__ACT_*: the input prepared for it */
     int64_t rows = 0;
     size_t bytes = 0, gbytes = 0;
     int k, t, r, m = 0, ng = 0;
     DINTATTN_ASSERT(count <= 8);
     gj.first[0] = 0;
     for (k = 0; k < count; k++) {
+        int panels;
         q[k] = p[k];
         q[k].act = dintattn__act(s, p[k].M);
-        if (q[k].act == DINTATTN__ACT_F32 && dintattn__gemm_takes(s, &q[k], n) && q[k].x != packed) {
-            dintattn__act_job aj; /* f32 inputs for the panels, packed once */
-            aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act, aj.packed = 1;
-            dintattn__pool_run(&s->pool, (n + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT, dintattn__act_unit, &aj);
-            packed = q[k].x;
-        }
-        if (q[k].act != DINTATTN__ACT_F32 && q[k].x != (q[k].act == DINTATTN__ACT_INT8 ? quantized : rounded)) {
-            /* the batch's products share one input of each kind */
+        panels = dintattn__gemm_takes(s, &q[k], n);
+        if ((q[k].act != DINTATTN__ACT_F32 || panels) && q[k].x != prepared[q[k].act]) {
+            /* the batch's products share one input of each kind: quantized, rounded or packed once */
             dintattn__act_job aj;
             const int nt = q[k].act == DINTATTN__ACT_INT8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
-            DINTATTN_ASSERT(!(q[k].act == DINTATTN__ACT_INT8 ? quantized : rounded) && (size_t)q[k].M->cols <= s->xq_ld);
+            DINTATTN_ASSERT(!prepared[q[k].act] && (size_t)q[k].M->cols <= s->xq_ld);
             aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
             aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld;
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
-            if (q[k].act == DINTATTN__ACT_INT8) quantized = q[k].x;
-            else rounded = q[k].x;
+            prepared[q[k].act] = q[k].x;
         }
-        if (n > 1 && q[k].act == DINTATTN__ACT_F32 && !dintattn__gemm_takes(s, &q[k], n)) { /* sgemm */
+        if (n > 1 && q[k].act == DINTATTN__ACT_F32 && !panels) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];
             continue;
         }
-        if (dintattn__gemm_takes(s, &q[k], n)) {
+        if (panels) {
             g[ng] = q[k];
             gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
             gbytes += dintattn__mat_bytes(q[k].M);
