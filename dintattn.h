@@ -204,7 +204,10 @@ typedef enum {
    products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. EXACT: f32
    activations for every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations
    rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill; F16
-   weights are rounded to bf16 as they are read (the file keeps them). */
+   weights are rounded to bf16 as they are read (the file keeps them). Where the CPU has AMX, FAST
+   runs a prompt's products on its bf16 tiles, Q8 and Q4 ones too (each weight rounded to bf16,
+   times bf16 activations: a prompt's logits then differ from decode's int8 ones by about what
+   int8 activations cost). */
 typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
 /* How the session's cache holds keys and values (DINT's running sums S are always double). F32:
@@ -354,6 +357,11 @@ DINTATTN_API int dintattn_session_n_ctx(const dintattn_session *sess);
 DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *sess);
 /* The kernel level the session runs (never AUTO). */
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *sess);
+/* What a prompt's products of weights held as `type` ("f32", "f16", "bf16", "q8", "q4": a
+   dintattn_tensor_info's type) run on in this session: "sgemm" (OpenBLAS), "f32 panels", "bf16
+   panels", "int8 panels", "amx bf16 tiles" or "rows" (the level has no packed panels); NULL for
+   another name. */
+DINTATTN_API const char *dintattn_session_prefill_kernel(const dintattn_session *sess, const char *type);
 /* Installs (or, with NULL, removes) a hook that sees every final attention row. */
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *sess, dintattn_attn_hook hook,
                                                  void *user);
@@ -4258,6 +4266,69 @@ DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, c
     _tile_stored(2, out + 16 * 32, 128);
     _tile_stored(3, out + 16 * 32 + 16, 128);
 }
+
+/* 16 vectors of 16 dwords (v[i]: row i) transposed, column c stored at out + 32 * c: two rounds
+   of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose across vectors */
+DINTATTN__BF16 static void dintattn__transpose16_store(const __m512i v[16], uint32_t *out)
+{
+    __m512i a[16], b[16];
+    int k, c;
+    for (k = 0; k < 16; k += 2) {
+        a[k] = _mm512_unpacklo_epi32(v[k], v[k + 1]); /* lane l: rows k, k + 1 at columns 4l, 4l + 1 */
+        a[k + 1] = _mm512_unpackhi_epi32(v[k], v[k + 1]); /* ... at 4l + 2, 4l + 3 */
+    }
+    for (k = 0; k < 16; k += 4) { /* b[k + c], lane l: rows k..k+3 at column 4l + c */
+        b[k] = _mm512_unpacklo_epi64(a[k], a[k + 2]);
+        b[k + 1] = _mm512_unpackhi_epi64(a[k], a[k + 2]);
+        b[k + 2] = _mm512_unpacklo_epi64(a[k + 1], a[k + 3]);
+        b[k + 3] = _mm512_unpackhi_epi64(a[k + 1], a[k + 3]);
+    }
+    for (c = 0; c < 4; c++) {
+        const __m512i x0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xEE);
+        const __m512i y0 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44), y1 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xEE);
+        _mm512_storeu_si512(out + 32 * c, _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_storeu_si512(out + 32 * (4 + c), _mm512_shuffle_i32x4(x0, y0, 0xDD));
+        _mm512_storeu_si512(out + 32 * (8 + c), _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_storeu_si512(out + 32 * (12 + c), _mm512_shuffle_i32x4(x1, y1, 0xDD));
+    }
+}
+
+/* Q8 or Q4 rows r0..r0+31 as the bf16 panels of dintattn__pack_b16 for AMX tiles: each element
+   scale * q in f32 (dintattn__elem_q8 / _q4), rounded to bf16; per block of 32 columns, 16 rows'
+   bf16 pairs transposed to 16 pairs x 16 rows (rows past the matrix: zero). */
+DINTATTN__BF16 static void dintattn__pack_qb16(const dintattn__mat *M, int r0, void *panel)
+{
+    const size_t K = (size_t)M->cols, nb = K / 32;
+    const __m512i eight = _mm512_set1_epi32(8), low = _mm512_set1_epi32(15);
+    uint32_t *out = (uint32_t *)panel;
+    __m512i v[16];
+    size_t b;
+    int j, i;
+    for (j = 0; j < 2; j++)
+        for (b = 0; b < nb; b++) {
+            for (i = 0; i < 16; i++) {
+                const int r = r0 + 16 * j + i;
+                __m512 lo, hi, d;
+                if (r >= M->rows) {
+                    v[i] = _mm512_setzero_si512();
+                    continue;
+                }
+                d = _mm512_set1_ps(M->scale[(size_t)r * nb + b]);
+                if (M->type == DINTATTN__W_Q8) {
+                    const signed char *q = (const signed char *)M->w + (size_t)r * K + 32 * b;
+                    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)q)));
+                    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + 16))));
+                } else { /* a block's 16 bytes: columns 0-15 in the low nibbles, 16-31 in the high */
+                    const __m512i n = _mm512_cvtepu8_epi32(
+                        _mm_loadu_si128((const __m128i *)(const void *)((const unsigned char *)M->w + ((size_t)r * nb + b) * 16)));
+                    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(n, low), eight));
+                    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(n, 4), eight));
+                }
+                v[i] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, d), _mm512_mul_ps(lo, d));
+            }
+            dintattn__transpose16_store(v, out + 32 * 16 * b + 16 * j);
+        }
+}
 #endif
 
 /* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
@@ -5311,7 +5382,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const unsigned held = s->model->held_types, int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4;
         const unsigned half = 1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16; /* dintattn__act's bf16 rows */
         const size_t q = held & int8 ? s->xq_ld : 0;
-        const size_t b = s->precision == DINTATTN_PRECISION_FAST && held & half ? s->xq_ld : 0;
+        /* bf16 rows: precision FAST's BF16/F16 products, and its Q8/Q4 prompts on AMX (dintattn__prompt_act) */
+        const size_t b = s->precision == DINTATTN_PRECISION_FAST && (held & half || (s->amx && q)) ? s->xq_ld : 0;
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
@@ -5889,9 +5961,10 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     p = &job->p[k];
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
-    if (p->act != DINTATTN__ACT_F32) s->k->w[p->M->type].pack(p->M, r0, panel);
 #ifdef DINTATTN__HAVE_AMX
-    if (p->act == DINTATTN__ACT_BF16 && s->amx) {
+    if (p->act == DINTATTN__ACT_BF16 && s->amx) { /* bf16 panels of any type but F32 */
+        if (p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4) dintattn__pack_qb16(p->M, r0, panel);
+        else s->k->w[p->M->type].pack(p->M, r0, panel);
         dintattn__amx_begin();
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__AMX_NT) {
             dintattn__panel_b16_amx(panel, p->M->cols, s->xb + (size_t)t0 * s->xq_ld, 2 * s->xq_ld, out);
@@ -5906,6 +5979,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         dintattn__gemm_unit_f32(s, p, panel, r0, rows, job->n);
         return;
     }
+    s->k->w[p->M->type].pack(p->M, r0, panel);
     if (p->act == DINTATTN__ACT_INT8) {
         nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
         blk = sizeof(int32_t) * (size_t)(p->M->cols / 32) * DINTATTN__GQ_X_BLOCK;
@@ -5920,18 +5994,56 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     }
 }
 
-/* Whether product p (int8 or bf16 activations) of n tokens runs on packed panels */
-static int dintattn__gemm_takes(const dintattn_session *s, const dintattn__product *p, int n)
+/* Where a prompt's products of `type` weights run, one home for the choice: returns their
+   activations (dintattn__act's, except that at precision FAST Q8/Q4 products on AMX tiles multiply
+   bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs them) and sets *where:
+   DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's packed panels), _ON_AMX. */
+enum { DINTATTN__ON_ROWS, DINTATTN__ON_PANELS, DINTATTN__ON_AMX };
+
+static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int *where)
+{
+    const int act = dintattn__act_of(s, type);
+    *where = DINTATTN__ON_ROWS;
+    if (!s->pack_ld) return act;
+    if (act == DINTATTN__ACT_F32 ? !s->xpf || !s->k->panelf || !s->k->w[type].packf : !s->k->w[type].panel) return act;
+#ifdef DINTATTN__HAVE_X86
+    if (act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return act;
+#endif
+    *where = DINTATTN__ON_PANELS;
+#ifdef DINTATTN__HAVE_AMX
+    /* int8 sums scaled per block of 32 do not pay on tiles (each block's sums would leave the tiles);
+       precision FAST takes Q8/Q4 prompts to bf16 tiles instead */
+    if (s->precision == DINTATTN_PRECISION_FAST && act != DINTATTN__ACT_F32 && s->amx) {
+        *where = DINTATTN__ON_AMX;
+        return DINTATTN__ACT_BF16;
+    }
+#endif
+    return act;
+}
+
+/* Whether product p of n tokens runs on packed panels (or tiles), with its activations set */
+static int dintattn__gemm_takes(const dintattn_session *s, dintattn__product *p, int n)
 {
     const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
-    if (n < DINTATTN__GEMM_MIN_TOKENS || !s->pack_ld) return 0;
-    if (p->act == DINTATTN__ACT_F32 ? !s->xpf || !s->k->panelf || !s->k->w[p->M->type].packf : !s->k->w[p->M->type].panel)
-        return 0;
+    int where, act;
+    if (n < DINTATTN__GEMM_MIN_TOKENS) return 0;
+    act = dintattn__prompt_act(s, p->M->type, &where);
+    if (where == DINTATTN__ON_ROWS) return 0;
     if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
-#ifdef DINTATTN__HAVE_X86
-    if (p->act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return 0;
-#endif
+    p->act = act;
     return 1;
+}
+
+DINTATTN_API const char *dintattn_session_prefill_kernel(const dintattn_session *s, const char *type)
+{
+    int t, where, act;
+    for (t = 0; t < DINTATTN__W_COUNT && (!type || strcmp(type, dintattn__wtypes[t].name)); t++) {}
+    if (t == DINTATTN__W_COUNT) return NULL;
+    act = dintattn__prompt_act(s, (dintattn__wtype)t, &where);
+    if (where == DINTATTN__ON_AMX) return "amx bf16 tiles";
+    if (where == DINTATTN__ON_PANELS)
+        return act == DINTATTN__ACT_INT8 ? "int8 panels" : act == DINTATTN__ACT_BF16 ? "bf16 panels" : "f32 panels";
+    return act == DINTATTN__ACT_F32 ? "sgemm" : "rows";
 }
 
 /* A block of DINTATTN__GQ_NT tokens' int8 activations (the first n of them; the rest zero)

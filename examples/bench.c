@@ -132,7 +132,8 @@ static const char *usage =
     "  --batch B     the session's n_batch (default 0: the engine's default)\n"
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
     "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
-    "                activations for every weight type) or fast (BF16 weights times bf16 too)\n"
+    "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
+    "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"
     "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T        the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
@@ -1048,7 +1049,7 @@ int main(int argc, char **argv)
     shape *shapes = NULL;
     int ns, factored, N, M, ctx, i, tok, rc, k, int8_held, bf16_held;
     long long params;
-    const char *kernels, *precision, *coretype, *peak_isa[PEAK_KINDS];
+    const char *kernels, *precision, *pkernel, *coretype, *peak_isa[PEAK_KINDS];
     char held[16], why[160] = "", t1[48], t2[48], t3[48];
     int *prompt = NULL;
     float *logits = NULL;
@@ -1087,6 +1088,8 @@ int main(int argc, char **argv)
     }
     kernels = dintattn_kernels_name(dintattn_session_kernels(sess));
     precision = dintattn_precision_name(dintattn_session_precision(sess));
+    pkernel = dintattn_session_prefill_kernel(sess, held);
+    if (!pkernel) pkernel = "?";
     prompt = (int *)malloc(sizeof(int) * (size_t)N);
     logits = (float *)malloc(sizeof(float) * (size_t)c->vocab_size);
     if (!prompt || !logits) {
@@ -1188,13 +1191,11 @@ int main(int argc, char **argv)
         double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
         double roof = limit_s / decode_s, roof_kv = limit_kv_s / decode_s, gfrac = pre_gflop_s / gemm;
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
-        double f_int8 = int8_held && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
-        double f_bf16 = bf16_held && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
-        /* precision fast on the AVX-512 level runs bf16 prefill on AMX tiles where they are */
-        double f_amx = bf16_held && peak[PEAK_AMX] > 0 && a.eng.precision == DINTATTN_PRECISION_FAST &&
-                               !strcmp(kernels, dintattn_kernels_name(DINTATTN_KERNELS_AVX512))
-                           ? pre_gflop_s / peak[PEAK_AMX]
-                           : 0;
+        /* the peak of the unit the library runs the prompt's products on */
+        const int on_amx = !strcmp(pkernel, "amx bf16 tiles"), on_f32 = !strcmp(pkernel, "sgemm") || !strcmp(pkernel, "f32 panels");
+        double f_int8 = int8_held && !on_amx && !on_f32 && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
+        double f_bf16 = bf16_held && !on_amx && !on_f32 && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
+        double f_amx = on_amx && peak[PEAK_AMX] > 0 ? pre_gflop_s / peak[PEAK_AMX] : 0;
         const char *wname = dintattn_weights_name(a.eng.weights);
         if (a.json) {
             printf("{\"model\": ");
@@ -1235,6 +1236,7 @@ int main(int argc, char **argv)
             json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
             json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
             json_num("prefill_int8_peak_fraction", "%.4f", f_int8, f_int8 > 0);
+            json_str("prefill_kernel", pkernel);
             json_str("quality_reference", qual.ref);
             json_str("quality_note", qual.note);
             printf(", \"quality_tokens\": %d", qual.tokens);
@@ -1290,17 +1292,11 @@ int main(int argc, char **argv)
             printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)\n", gfrac,
                    coretype ? ", as configured" : "");
             printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
-            if (int8_held) {
-                if (f_int8 > 0) printf("; %.3f of the int8 dot peak", f_int8);
-                else printf("; int8 dot peak not available");
-            } else if (bf16_held) {
-                if (f_bf16 > 0) printf("; %.3f of the bf16 dot peak", f_bf16);
-                else printf("; bf16 dot peak not available");
-                if (f_amx > 0) printf("; %.3f of the AMX bf16 peak (its panels run on AMX tiles)", f_amx);
-            }
-            printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s%s)\n",
-                   held, precision,
-                   (int8_held || bf16_held) && a.eng.precision == DINTATTN_PRECISION_EXACT ? ": products in f32" : "");
+            if (on_amx) printf(f_amx > 0 ? "; %.3f of the AMX bf16 peak" : "; AMX bf16 peak not available", f_amx);
+            else if (int8_held && !on_f32) printf(f_int8 > 0 ? "; %.3f of the int8 dot peak" : "; int8 dot peak not available", f_int8);
+            else if (bf16_held && !on_f32) printf(f_bf16 > 0 ? "; %.3f of the bf16 dot peak" : "; bf16 dot peak not available", f_bf16);
+            printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s: "
+                   "products on %s)\n", held, precision, pkernel);
             if (qual.skipped)
                 printf("quality    skipped: %s\n", qual.note);
             else if (qual.tokens)

@@ -558,9 +558,10 @@ typedef struct panel_tokens {
 } panel_tokens;
 
 /* Rows r0..r0+31 of M packed, and one block of tokens against them, as prefill runs them: by the
-   AVX-512 kernels (amx 0) on tokens packed as the session packs them, or for BF16 / F16 rows on
-   AMX tiles (amx 1) reading the tokens' rows as the session holds them (32 rows, zero past n and
-   past the columns); 0 where this build or CPU has no such tiles. */
+   AVX-512 kernels (amx 0) on tokens packed as the session packs them, or on AMX tiles (amx 1,
+   any type but F32: Q8 / Q4 rows rounded to bf16) reading the tokens' bf16 rows as the session
+   holds them (32 rows, zero past n and past the columns); 0 where this build or CPU has no such
+   tiles. */
 static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0, void *panel, const panel_tokens *tk,
                      int amx, float *out)
 {
@@ -575,8 +576,8 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         K->panelf(panel, tk->cols, xpf, out);
         return 1;
     }
-    K->w[M->type].pack(M, r0, panel);
     if (!amx) {
+        K->w[M->type].pack(M, r0, panel);
         int32_t xpq[MAXC / 32 * DINTATTN__GQ_X_BLOCK];
         uint32_t xpb[MAXC / 2 * DINTATTN__GB_NT];
         if (int8) dintattn__pack_xq(tk->X, tk->n, tk->cols, xpq);
@@ -585,8 +586,10 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         return 1;
     }
 #ifdef DINTATTN__HAVE_AMX
-    if (!int8 && dintattn__amx_ready()) {
+    if (dintattn__amx_ready()) { /* Q8 / Q4 rows rounded to bf16 as they are packed */
         static uint16_t b[32][MAXC];
+        if (int8) dintattn__pack_qb16(M, r0, panel);
+        else K->w[M->type].pack(M, r0, panel);
         memset(b, 0, sizeof b);
         for (t = 0; t < tk->n; t++) memcpy(b[t], tk->XB[t], sizeof(uint16_t) * (size_t)tk->cols);
         dintattn__amx_begin();
@@ -603,8 +606,9 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
    above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks on int8
    activations; BF16 and F16 rows of 1 to 70 columns (an odd last column pairs with a zero) on
    bf16 activations; F32, BF16 and F16 rows on f32 activations; 1 to 45 rows (a second panel; rows
-   past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the BF16
-   / F16 panels on its tiles too (blocks of 32 tokens). */
+   past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the Q8,
+   Q4, BF16 and F16 panels on its tiles too (blocks of 32 tokens of bf16 activations; Q8 and Q4
+   against dotb on a BF16 matrix of their elements, each rounded to bf16). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
@@ -616,7 +620,7 @@ static void test_packed_panels_match_row_kernels(void **state)
     static float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
     static signed char w8[MAXR * MAXC], xq[NT][MAXC];
     static unsigned char w4[MAXR * MAXC / 2];
-    static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC];
+    static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC], wqb[MAXR * MAXC];
     void *panel = malloc(128 * MAXC);
     float out[DINTATTN__PANEL * 32];
     int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0;
@@ -637,7 +641,7 @@ static void test_packed_panels_match_row_kernels(void **state)
     for (kind = 0; kind < 7; kind++)
         for (ci = 0; ci < (kind < 2 ? 4 : 70); ci++) {
             const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nb = cols / 32;
-            dintattn__mat M;
+            dintattn__mat M, MB;
             panel_tokens tk;
             memset(&M, 0, sizeof M);
             M.cols = cols, M.type = types[kind], M.scale = wsc;
@@ -647,6 +651,9 @@ static void test_packed_panels_match_row_kernels(void **state)
                 if (kind) dintattn__quantize_block4(w + 32 * i, w4 + 16 * i, wsc + i);
                 else dintattn__quantize_row(w + 32 * i, 32, w8 + 32 * i, wsc + i);
             }
+            memset(&MB, 0, sizeof MB); /* Q8 / Q4 on AMX: the BF16 matrix of their rounded elements */
+            MB.cols = cols, MB.rows = MAXR, MB.type = DINTATTN__W_BF16, MB.w = wqb;
+            for (i = 0; kind < 2 && i < MAXR * cols; i++) wqb[i] = dintattn__f32_to_bf16(dintattn__wtypes[M.type].elem(&M, (size_t)i));
             for (i = 0; i < NT * cols; i++)
                 x[i] = (float)sin(0.7 * i + 0.01 * i * i) * (1.0f + (float)(i % 5)) * (i / cols == 3 ? -1e-3f : 1.0f);
             for (t = 0; t < NT; t++) {
@@ -667,7 +674,11 @@ static void test_packed_panels_match_row_kernels(void **state)
                                     double mag = 0;
                                     float want, got = out[t * DINTATTN__PANEL + i - r0];
                                     int k;
-                                    if (kind < 2) {
+                                    if (kind < 2 && amx) {
+                                        K->dotb(&MB, (size_t)i, tk.XB + t, 1, &want);
+                                        for (k = 0; k < cols; k++)
+                                            mag += fabs(dintattn__bf16_to_f32(wqb[i * cols + k]) * (double)dintattn__bf16_to_f32(xb[t][k]));
+                                    } else if (kind < 2) {
                                         want = K->w[M.type].dotq(&M, (size_t)i, &tk.X[t]);
                                         for (k = 0; k < nb; k++) mag += fabs((double)wsc[i * nb + k] * xs[t][k]) * 127 * 127 * 32;
                                     } else if (kind < 4) {
@@ -689,7 +700,7 @@ static void test_packed_panels_match_row_kernels(void **state)
         }
     assert_true(checked > 10000);
 #ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2), for each column count, type and token count */
-    assert_int_equal(amx_checked, dintattn__amx_ready() ? 2 * 70 * 2 * 6 : 0);
+    assert_int_equal(amx_checked, dintattn__amx_ready() ? (2 * 70 + 2 * 4) * 2 * 6 : 0);
 #endif
     free(panel);
 }
@@ -874,6 +885,56 @@ static void test_int8_activations(void **state)
             free(exact), free(a), free(d), free(c);
             dintattn_model_free(m);
         }
+}
+
+/* Precision FAST with Q8 and Q4 weights: where the CPU has AMX a prompt's products run on its bf16
+   tiles (the weights rounded to bf16, bf16 activations), which moves the logits from EXACT's (the
+   same weights, f32 activations) by at most about what AUTO's int8 activations do (0.26-1.04 times
+   that on these models); a prompt in chunks of 8 (tiles again) agrees with one prefill of it;
+   decode keeps int8 activations, so it is at most as far from the prompt as both are from EXACT.
+   Without AMX, FAST is AUTO for these weights, to the bit. */
+static void test_fast_q8_q4_prompts(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    int f, k, tiles = 0, avx512 = 0;
+    (void)state;
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 2; k++) {
+            dintattn_model *m = load_weights(conv[f].name, how[k]);
+            const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
+            dintattn_session *s = test_session_kv(m, 0, 0, 1, DINTATTN_PRECISION_FAST, DINTATTN_KV_F32);
+            const char *on = dintattn_session_prefill_kernel(s, dintattn_weights_name(how[k]));
+            float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
+            float *a = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_AUTO);
+            float *p = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 2, DINTATTN_PRECISION_FAST);
+            const int n8 = conv[f].n / 8 * 8; /* whole chunks of 8: a shorter one would run on rows */
+            float *c = run_p(m, conv[f].ids, n8, 8, 0, 1, DINTATTN_PRECISION_FAST);
+            float *p8 = run_p(m, conv[f].ids, n8, n8, 0, 1, DINTATTN_PRECISION_FAST);
+            float *d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 1, DINTATTN_PRECISION_FAST);
+            const double ea = rel_error(a, exact, n), ep = rel_error(p, exact, n);
+            assert_non_null(on);
+            avx512 += dintattn_session_kernels(s) == DINTATTN_KERNELS_AVX512;
+            dintattn_session_free(s);
+            if (strcmp(on, "amx bf16 tiles")) {
+                assert_memory_equal(p, a, sizeof(float) * n);
+            } else {
+                if (!(ep > 1e-6 && ep < 0.05 && ep < 2 * ea))
+                    fail_msg("%s %s: bf16 tiles move the logits by %.3g, int8 activations by %.3g", conv[f].name,
+                             dintattn_weights_name(how[k]), ep, ea);
+                expect_close("fast, chunks of 8", conv[f].name, c, p8, (size_t)n8 * (size_t)dintattn_model_config(m)->vocab_size, 2e-3);
+                /* two roads from EXACT's logits: apart by at most the sum of their lengths */
+                expect_close("fast, decode (int8) against the prompt (bf16)", conv[f].name, d, p, n,
+                             1.1 * (rel_error(d, exact, n) + ep));
+                tiles++;
+            }
+            free(exact), free(a), free(p), free(c), free(p8), free(d);
+            dintattn_model_free(m);
+        }
+#ifdef DINTATTN__HAVE_AMX
+    if (dintattn__amx_ready() && __builtin_cpu_supports("avx512bf16")) assert_int_equal(tiles, avx512);
+#else
+    (void)avx512;
+#endif
 }
 
 static unsigned char *edited_file(const char *name, const char *from, const char *to, size_t *out_size);
@@ -1702,6 +1763,7 @@ int main(void)
         cmocka_unit_test(test_activation_quantization_levels_agree),
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
+        cmocka_unit_test(test_fast_q8_q4_prompts),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
