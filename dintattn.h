@@ -5246,6 +5246,12 @@ static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
 
 static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
 
+/* Whether the level runs f32-activation products of `type` weights on its f32 panels */
+static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
+{
+    return s->k->panelf && s->k->w[type].packf;
+}
+
 /* The held types whose matrices a prompt multiplies with f32 activations: bit 0 on the level's
    f32 panels (dintattn__gemm_unit), bit 1 by sgemm; with sgemm OpenBLAS's idle threads spin
    between calls, and attention stays on sgemm beside them (dintattn__attention). */
@@ -5254,7 +5260,7 @@ static int dintattn__prefill_f32(const dintattn_session *s)
     int t, f = 0;
     for (t = 0; t < DINTATTN__W_COUNT; t++)
         if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32)
-            f |= s->k->panelf && s->k->w[t].packf ? 1 : 2;
+            f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
     return f;
 }
 
@@ -6005,7 +6011,7 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
     const int act = dintattn__act_of(s, type);
     *where = DINTATTN__ON_ROWS;
     if (!s->pack_ld) return act;
-    if (act == DINTATTN__ACT_F32 ? !s->xpf || !s->k->panelf || !s->k->w[type].packf : !s->k->w[type].panel) return act;
+    if (act == DINTATTN__ACT_F32 ? !s->xpf || !dintattn__f32_panels(s, type) : !s->k->w[type].panel) return act;
 #ifdef DINTATTN__HAVE_X86
     if (act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return act;
 #endif
