@@ -3172,15 +3172,16 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 
 /* Prefill's packed panels (dintattn__gemm_unit; the kernels are AVX-512's): DINTATTN__PANEL rows
    a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations. The int8 panel holds per
-   block of 32 columns 8 groups x 2 vectors x 16 rows of 4 unsigned bytes, then the 32 rows'
-   scales; the tokens' block per 32 columns: 8 groups x GQ_NT of 4 bytes, GQ_NT d, GQ_NT sum(q).
-   The bf16 panel holds per pair of columns 32 rows' pairs; the tokens' block, GB_NT tokens' pairs. */
+   block of 32 columns 8 groups x 2 vectors x 16 rows of 4 signed bytes (the weights as integers),
+   then the 32 rows' scales, then their offsets -128 * sum(w); the tokens' block per 32 columns: 8
+   groups x GQ_NT of 4 unsigned bytes (q + 128), then GQ_NT d. The bf16 panel holds per pair of
+   columns 32 rows' pairs; the tokens' block, GB_NT tokens' pairs. */
 #define DINTATTN__PANEL 32
-#define DINTATTN__GQ_NT 4
+#define DINTATTN__GQ_NT 6
 #define DINTATTN__GB_NT 12
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
-#define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16) /* 32-bit words */
-#define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + 2 * DINTATTN__GQ_NT)
+#define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16 + 2 * 16) /* 32-bit words */
+#define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + DINTATTN__GQ_NT)
 #ifndef DINTATTN__GEMM_MIN_TOKENS
 #define DINTATTN__GEMM_MIN_TOKENS 8         /* fewer tokens go to the 4 x 4 tiles */
 #endif
@@ -4012,19 +4013,22 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
     return (const unsigned char *)M->w + (size_t)(*m ? r : 0) * stride;
 }
 
-/* Q8 and Q4 rows r0..r0+31 packed: unsigned bytes (Q8: w + 128; Q4: nibbles as stored, w + 8) */
+/* Q8 and Q4 rows r0..r0+31 packed: signed bytes (Q8 as stored; Q4 nibble - 8), the scales, and
+   per row -128 times the block's sum of weights (vpdpbusd against ones sums them), which takes out
+   what the activations' offset of 128 adds */
 #define DINTATTN__GQ_PACK(name, Q4)                                                                            \
     DINTATTN__VNNI static void name(const dintattn__mat *M, int r0, void *panel)                             \
     {                                                                                                        \
         const size_t nb = (size_t)M->cols / 32, rb = (Q4) ? nb * 16 : nb * 32;                               \
-        const __m512i step = dintattn__row_offsets(rb);                                  \
-        const __m512i sstep = dintattn__row_offsets(nb);                                 \
+        const __m512i step = dintattn__row_offsets(rb), sstep = dintattn__row_offsets(nb);                 \
+        const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);  \
         int32_t *out = (int32_t *)panel;                                                                     \
         size_t b;                                                                                            \
         int j, g;                                                                                            \
         for (b = 0; b < nb; b++, out += DINTATTN__GQ_PANEL_BLOCK)                                            \
             for (j = 0; j < 2; j++) {                                                                        \
                 const int r = r0 + 16 * j;                                                                   \
+                __m512i sum = _mm512_setzero_si512();                                                        \
                 __mmask16 m;                                                                                 \
                 const unsigned char *w = dintattn__half_panel(M, r, rb, &m);                                 \
                 _mm512_storeu_ps(out + 256 + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, sstep,  \
@@ -4033,13 +4037,18 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
                     const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step,           \
                                                                   w + ((Q4) ? 16 : 32) * b + 4 * g, 1);       \
                     if (Q4) {                                                                                \
-                        const __m512i low = _mm512_set1_epi8(15);                                            \
-                        _mm512_storeu_si512(out + (2 * g + j) * 16, _mm512_and_si512(v, low));               \
-                        _mm512_storeu_si512(out + (2 * (g + 4) + j) * 16, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)); \
+                        const __m512i lo = _mm512_maskz_mov_epi32(m, _mm512_sub_epi8(_mm512_and_si512(v, low), eight)); \
+                        const __m512i hi = _mm512_maskz_mov_epi32(                                           \
+                            m, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low), eight));      \
+                        _mm512_storeu_si512(out + (2 * g + j) * 16, lo);                                     \
+                        _mm512_storeu_si512(out + (2 * (g + 4) + j) * 16, hi);                               \
+                        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, lo), ones, hi);             \
                     } else {                                                                                 \
-                        _mm512_storeu_si512(out + (2 * g + j) * 16, _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80))); \
+                        _mm512_storeu_si512(out + (2 * g + j) * 16, v);                                      \
+                        sum = _mm512_dpbusd_epi32(sum, ones, v);                                             \
                     }                                                                                        \
                 }                                                                                            \
+                _mm512_storeu_si512(out + 288 + 16 * j, _mm512_mullo_epi32(sum, _mm512_set1_epi32(-128)));   \
             }                                                                                                \
     }
 DINTATTN__GQ_PACK(dintattn__pack_q8_vnni, 0)
@@ -4047,47 +4056,44 @@ DINTATTN__GQ_PACK(dintattn__pack_q4_vnni, 1)
 
 /* One block of DINTATTN__GQ_NT tokens against a packed int8 panel: out[t * 32 + i], row i of the
    panel against token t. Per block of 32 columns and (16 rows, token): the integer dot starts at
-   -OFF * sum(q) (taking out what the unsigned weights' offset adds), takes 8 vpdpbusd, then is
-   scaled by the rows' scales times the token's d into the f32 accumulator. */
+   the rows' offsets, takes 8 vpdpbusd (the token's unsigned bytes times the signed weights), then
+   is scaled by the rows' scales times the token's d into the f32 accumulator. */
 #define DINTATTN__GQ_TOKEN(t)                                                                                \
-    i0##t = _mm512_dpbusd_epi32(i0##t, w0, _mm512_set1_epi32(xg[t])),                                        \
-    i1##t = _mm512_dpbusd_epi32(i1##t, w1, _mm512_set1_epi32(xg[t]))
-#define DINTATTN__GQ_INIT(t) i0##t = i1##t = _mm512_set1_epi32(-off * xb[9 * DINTATTN__GQ_NT + (t)])
+    i0##t = _mm512_dpbusd_epi32(i0##t, _mm512_set1_epi32(xg[t]), w0),                                        \
+    i1##t = _mm512_dpbusd_epi32(i1##t, _mm512_set1_epi32(xg[t]), w1)
+#define DINTATTN__GQ_GROUP(g)                                                                                \
+    do {                                                                                                     \
+        const __m512i w0 = _mm512_loadu_si512(p + 32 * (g)), w1 = _mm512_loadu_si512(p + 32 * (g) + 16);     \
+        const int32_t *xg = xb + DINTATTN__GQ_NT * (g);                                                      \
+        DINTATTN__GQ_TOKEN(0), DINTATTN__GQ_TOKEN(1), DINTATTN__GQ_TOKEN(2);                                 \
+        DINTATTN__GQ_TOKEN(3), DINTATTN__GQ_TOKEN(4), DINTATTN__GQ_TOKEN(5);                                 \
+    } while (0)
 #define DINTATTN__GQ_SCALE(t)                                                                                \
     do {                                                                                                     \
         const __m512 d_ = _mm512_set1_ps(((const float *)xb)[8 * DINTATTN__GQ_NT + (t)]);                    \
         f0##t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0##t), _mm512_mul_ps(s0, d_), f0##t);                   \
         f1##t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1##t), _mm512_mul_ps(s1, d_), f1##t);                   \
     } while (0)
-#define DINTATTN__GQ_PANEL(name, OFF)                                                                          \
-    DINTATTN__VNNI static void name(const void *panel, int cols, const void *xblk, float *out)               \
-    {                                                                                                        \
-        const int32_t *p = (const int32_t *)panel, *xb = (const int32_t *)xblk, off = (OFF);                 \
-        __m512 f00 = _mm512_setzero_ps(), f01 = f00, f02 = f00, f03 = f00, f10 = f00, f11 = f00, f12 = f00;  \
-        __m512 f13 = f00;                                                                                    \
-        int b, g;                                                                                            \
-        for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {         \
-            __m512i i00, i01, i02, i03, i10, i11, i12, i13;                                                  \
-            __m512 s0, s1;                                                                                   \
-            DINTATTN__GQ_INIT(0), DINTATTN__GQ_INIT(1), DINTATTN__GQ_INIT(2), DINTATTN__GQ_INIT(3);          \
-            for (g = 0; g < 8; g++) {                                                                        \
-                const __m512i w0 = _mm512_loadu_si512(p + 32 * g), w1 = _mm512_loadu_si512(p + 32 * g + 16); \
-                const int32_t *xg = xb + DINTATTN__GQ_NT * g;                                                \
-                DINTATTN__GQ_TOKEN(0), DINTATTN__GQ_TOKEN(1), DINTATTN__GQ_TOKEN(2), DINTATTN__GQ_TOKEN(3);  \
-            }                                                                                                \
-            s0 = _mm512_loadu_ps((const float *)p + 256), s1 = _mm512_loadu_ps((const float *)p + 272);      \
-            DINTATTN__GQ_SCALE(0);                                                                           \
-            DINTATTN__GQ_SCALE(1);                                                                           \
-            DINTATTN__GQ_SCALE(2);                                                                           \
-            DINTATTN__GQ_SCALE(3);                                                                           \
-        }                                                                                                    \
-        _mm512_storeu_ps(out, f00), _mm512_storeu_ps(out + 16, f10);                                         \
-        _mm512_storeu_ps(out + 32, f01), _mm512_storeu_ps(out + 48, f11);                                    \
-        _mm512_storeu_ps(out + 64, f02), _mm512_storeu_ps(out + 80, f12);                                    \
-        _mm512_storeu_ps(out + 96, f03), _mm512_storeu_ps(out + 112, f13);                                   \
+#define DINTATTN__GQ_OUT(t) _mm512_storeu_ps(out + 32 * (t), f0##t), _mm512_storeu_ps(out + 32 * (t) + 16, f1##t)
+DINTATTN__VNNI static void dintattn__panel_q_vnni(const void *panel, int cols, const void *xblk, float *out)
+{
+    const int32_t *p = (const int32_t *)panel, *xb = (const int32_t *)xblk;
+    __m512 f00 = _mm512_setzero_ps(), f01 = f00, f02 = f00, f03 = f00, f04 = f00, f05 = f00;
+    __m512 f10 = f00, f11 = f00, f12 = f00, f13 = f00, f14 = f00, f15 = f00;
+    int b;
+    DINTATTN_ASSERT(DINTATTN__GQ_NT == 6);
+    for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {
+        const __m512i c0 = _mm512_loadu_si512(p + 288), c1 = _mm512_loadu_si512(p + 304);
+        const __m512 s0 = _mm512_loadu_ps((const float *)p + 256), s1 = _mm512_loadu_ps((const float *)p + 272);
+        __m512i i00 = c0, i01 = c0, i02 = c0, i03 = c0, i04 = c0, i05 = c0;
+        __m512i i10 = c1, i11 = c1, i12 = c1, i13 = c1, i14 = c1, i15 = c1;
+        DINTATTN__GQ_GROUP(0); DINTATTN__GQ_GROUP(1); DINTATTN__GQ_GROUP(2); DINTATTN__GQ_GROUP(3);
+        DINTATTN__GQ_GROUP(4); DINTATTN__GQ_GROUP(5); DINTATTN__GQ_GROUP(6); DINTATTN__GQ_GROUP(7);
+        DINTATTN__GQ_SCALE(0); DINTATTN__GQ_SCALE(1); DINTATTN__GQ_SCALE(2);
+        DINTATTN__GQ_SCALE(3); DINTATTN__GQ_SCALE(4); DINTATTN__GQ_SCALE(5);
     }
-DINTATTN__GQ_PANEL(dintattn__panel_q8_vnni, 128)
-DINTATTN__GQ_PANEL(dintattn__panel_q4_vnni, 8)
+    DINTATTN__GQ_OUT(0), DINTATTN__GQ_OUT(1), DINTATTN__GQ_OUT(2), DINTATTN__GQ_OUT(3), DINTATTN__GQ_OUT(4), DINTATTN__GQ_OUT(5);
+}
 
 /* BF16 or F16 rows r0..r0+31 packed as bf16 pairs (F16 rounded to bf16 as dintattn__f16_as_bf16
    does); an odd last column pairs with a zero. */
@@ -4632,8 +4638,8 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
     {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32},
      {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
      {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q8_vnni, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q4_vnni, NULL}},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL}},
     dintattn__panel_f32, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
@@ -6053,23 +6059,21 @@ DINTATTN_API const char *dintattn_session_prefill_kernel(const dintattn_session 
 }
 
 /* A block of DINTATTN__GQ_NT tokens' int8 activations (the first n of them; the rest zero)
-   packed for the panels: per block of 32 columns, 8 groups of 4 bytes per token, d, sum(q). */
+   packed for the panels: per block of 32 columns, 8 groups of 4 unsigned bytes (q + 128) per
+   token, then each token's d. */
 static void dintattn__pack_xq(const dintattn__xq *x, int n, int cols, int32_t *o)
 {
     const int nt = DINTATTN__GQ_NT;
     int b, t, g, k;
     for (b = 0; b < cols / 32; b++, o += DINTATTN__GQ_X_BLOCK)
         for (t = 0; t < nt; t++) {
-            int32_t sum = 0;
-            float d = 0;
-            for (g = 0; g < 8; g++) o[nt * g + t] = 0;
-            if (t < n) {
-                for (g = 0; g < 8; g++) memcpy(o + nt * g + t, x[t].q + 32 * b + 4 * g, 4);
-                for (k = 0; k < 32; k++) sum += x[t].q[32 * b + k];
-                d = x[t].s[b];
+            const float d = t < n ? x[t].s[b] : 0.0f;
+            for (g = 0; g < 8; g++) {
+                unsigned char u[4] = {128, 128, 128, 128};
+                for (k = 0; t < n && k < 4; k++) u[k] = (unsigned char)(x[t].q[32 * b + 4 * g + k] + 128);
+                memcpy(o + nt * g + t, u, 4);
             }
             memcpy(o + 8 * nt + t, &d, sizeof d);
-            o[9 * nt + t] = sum;
         }
 }
 
