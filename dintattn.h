@@ -5764,6 +5764,31 @@ static void dintattn__store_row(const dintattn__product *p, int r0, int t, const
         memcpy(p->y + at, v, sizeof(float) * (size_t)n);
 }
 
+/* dintattn__store_row for a panel's rows (n <= DINTATTN__PANEL): panels run only where the CPU
+   has AVX-512F, so the rows go 16 at a time under a mask (the plain loops above stay scalar at -O2) */
+#ifdef DINTATTN__HAVE_X86
+DINTATTN__AVX512 static void dintattn__store_panel(const dintattn__product *p, int r0, int t, const float *v, int n)
+{
+    const size_t at = (size_t)t * p->ldy + r0;
+    int i;
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 m = DINTATTN__ROWMASK(n - i);
+        __m512 x = _mm512_maskz_loadu_ps(m, v + i);
+        if (p->y64) {
+            _mm512_mask_storeu_pd(p->y64 + at + i, (__mmask8)m, _mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+            _mm512_mask_storeu_pd(p->y64 + at + i + 8, (__mmask8)(m >> 8),
+                                  _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1))));
+            continue;
+        }
+        if (p->bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, p->bias + r0 + i));
+        if (p->add) x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p->y + at + i), x);
+        _mm512_mask_storeu_ps(p->y + at + i, m, x);
+    }
+}
+#else
+#define dintattn__store_panel dintattn__store_row
+#endif
+
 /* ... one value, row r against token t */
 static void dintattn__store(const dintattn__product *p, int r, int t, float v)
 {
@@ -5954,7 +5979,7 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
                 continue;
             }
             for (i = 0; i < rows; i++) out[i] = (float)v[i];
-            dintattn__store_row(p, r0, t, out, rows);
+            dintattn__store_panel(p, r0, t, out, rows);
         }
     }
 }
@@ -5981,7 +6006,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__AMX_NT) {
             dintattn__panel_b16_amx(panel, p->M->cols, s->xb + (size_t)t0 * s->xq_ld, 2 * s->xq_ld, out);
             for (t = t0; t < t0 + DINTATTN__AMX_NT && t < job->n; t++)
-                dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+                dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
         }
         dintattn__amx_end();
         return;
@@ -6002,7 +6027,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     for (t0 = 0; t0 < job->n; t0 += nt, xp += blk) {
         s->k->w[p->M->type].panel(panel, p->M->cols, xp, out);
         for (t = t0; t < t0 + nt && t < job->n; t++)
-            dintattn__store_row(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+            dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
     }
 }
 
