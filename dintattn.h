@@ -4954,7 +4954,7 @@ struct dintattn_session {
     float *kvt;                             /* BF16 / Q8 cache, decode: per thread, kvt_ld floats of
                                                DINTATTN__KV_TILE rows in f32 and a row of W @ V */
     size_t kvt_ld;
-    float *k_row;                           /* [head_dim]: a key on its way to the cache */
+    float *k_row;                           /* [n_threads][head_dim]: a key on its way to the cache */
     float *kvp;                             /* ... prefill: DINTATTN__KV_PTILE rows in f32 */
     float *blk;                             /* prefill: A1, A2, W of DINTATTN__QB queries */
     float *tile;                            /* prefill: weight rows converted for sgemm */
@@ -5365,7 +5365,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         /* tiles of a converted cache: per thread in decode, and prefill's */
         s->kvt_ld = s->k1.type == DINTATTN_KV_F32 ? 0 : (size_t)(DINTATTN__KV_TILE + 1) * (d > dv ? d : dv);
         DINTATTN__CARVE(s->kvt, float, dintattn__mul((size_t)s->n_threads, s->kvt_ld, overflow));
-        DINTATTN__CARVE(s->k_row, float, d);
+        DINTATTN__CARVE(s->k_row, float, dintattn__mul((size_t)s->n_threads, (size_t)d, overflow));
         DINTATTN__CARVE(s->I_row, float, dint ? T : 0);
         DINTATTN__CARVE(s->kvp, float, s->kvt_ld && B > 1 ? (size_t)DINTATTN__KV_PTILE * (d > dv ? d : dv) : 0);
     }
@@ -6252,6 +6252,58 @@ static void dintattn__expand_factors(dintattn_session *s, int n, const dintattn_
 
 /* Q1, K1, Q2, K2 and V of the chunk's n rows at positions pos0..: queries into s->q1 and s->q2
    ([n][heads * d]), keys and values into the cache. */
+/* Runs fn over the chunk's n tokens in units of DINTATTN__TOKEN_UNIT (unit u: tokens
+   [u * TOKEN_UNIT, ...)), on the pool for a prompt and on the caller for a token or a few */
+#define DINTATTN__TOKEN_UNIT 8
+static void dintattn__per_token(dintattn_session *s, int n, dintattn__task fn, void *ctx)
+{
+    dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + DINTATTN__TOKEN_UNIT - 1) / DINTATTN__TOKEN_UNIT,
+                       fn, ctx);
+}
+
+/* Tokens [t0, t1) of a unit of n */
+static void dintattn__token_range(int64_t unit, int n, int *t0, int *t1)
+{
+    *t0 = (int)unit * DINTATTN__TOKEN_UNIT;
+    *t1 = n - *t0 < DINTATTN__TOKEN_UNIT ? n : *t0 + DINTATTN__TOKEN_UNIT;
+}
+
+/* A unit of the projections' tokens: RoPE in double, queries to their f32 rows, keys (through
+   the thread's k_row) and values to the cache */
+typedef struct dintattn__qk_rows_job {
+    dintattn_session *s;
+    dintattn__qk_proj **proj;
+    int l, n, pos0, n_proj;
+} dintattn__qk_rows_job;
+
+static void dintattn__qk_rows_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__qk_rows_job *j = (const dintattn__qk_rows_job *)ctx;
+    dintattn_session *s = j->s;
+    const dintattn_config *c = &s->model->cfg;
+    const int d = c->head_dim, pos0 = j->pos0;
+    float *k_row = s->k_row + (size_t)tid * d;
+    int i, t, t0, t1, h, k;
+    dintattn__token_range(unit, j->n, &t0, &t1);
+    for (i = 0; i < j->n_proj; i++) {
+        const dintattn__qk_proj *p = j->proj[i];
+        for (t = t0; t < t1; t++) {
+            double *row = p->out + (size_t)t * p->heads * d;
+            if (c->rope != DINTATTN_ROPE_NONE)
+                dintattn__rope(row, p->heads, d, c->rope_dim, s->rope_cos + (size_t)(pos0 + t) * (c->rope_dim / 2),
+                               s->rope_sin + (size_t)(pos0 + t) * (c->rope_dim / 2), c->rope);
+            for (h = 0; h < p->heads; h++) {
+                float *dst = p->q_rows ? p->q_rows + ((size_t)t * p->heads + h) * d : k_row;
+                for (k = 0; k < d; k++) dst[k] = (float)row[(size_t)h * d + k];
+                if (!p->q_rows) dintattn__cache_put(p->cache, j->l, h, pos0 + t, dst);
+            }
+        }
+    }
+    for (h = 0; h < c->n_v_heads; h++)
+        for (t = t0; t < t1; t++)
+            dintattn__cache_put(&s->v, j->l, h, pos0 + t, s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
+}
+
 static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
 {
     const dintattn_model *m = s->model;
@@ -6260,9 +6312,10 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     const int D = c->dim, d = c->head_dim, r = c->qk_rank, H = c->n_heads;
     const int n_proj = c->attention == DINTATTN_ATTN_STANDARD ? 2 : c->shared_k ? 3 : 4; /* K2 is K1 */
     dintattn__qk_proj q1, k1, q2, k2, *proj[4];
+    dintattn__qk_rows_job tj;
     dintattn__product prods[8];
     double *out = s->qk64, *down_x = s->down_x;
-    int i, h, t, k, count = 0;
+    int i, count = 0;
     memset(&q1, 0, sizeof q1), memset(&k1, 0, sizeof k1), memset(&q2, 0, sizeof q2), memset(&k2, 0, sizeof k2);
     q1.heads = c->n_heads, q1.W = &L->wq1, q1.down = &L->q1_down, q1.up = L->q1_up, q1.base_x = s->q_base_x;
     k1.heads = c->n_k1_heads, k1.W = &L->wk1, k1.down = &L->k1_down, k1.up = L->k1_up, k1.base_x = s->k_base_x;
@@ -6292,25 +6345,45 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     dintattn__products(s, n, prods, count);
     /* token lambda (SPEC.md section 3): lambda[n, i] = sigmoid(lambda_proj[i, :] . x_n) */
     for (i = 0; s->lambda_rows && i < n * H; i++) s->lambda_rows[i] = 1.0f / (1.0f + expf(-s->lambda_rows[i]));
-    /* then per projection: the factors, RoPE, and the rows in f32 */
-    for (i = 0; i < n_proj; i++) {
-        const dintattn__qk_proj *p = proj[i];
-        if (m->qk_factored) dintattn__expand_factors(s, n, p);
-        for (t = 0; t < n; t++) {
-            double *row = p->out + (size_t)t * p->heads * d;
-            if (c->rope != DINTATTN_ROPE_NONE)
-                dintattn__rope(row, p->heads, d, c->rope_dim, s->rope_cos + (size_t)(pos0 + t) * (c->rope_dim / 2),
-                               s->rope_sin + (size_t)(pos0 + t) * (c->rope_dim / 2), c->rope);
-            for (h = 0; h < p->heads; h++) { /* queries to their rows, keys through k_row to the cache */
-                float *dst = p->q_rows ? p->q_rows + ((size_t)t * p->heads + h) * d : s->k_row;
-                for (k = 0; k < d; k++) dst[k] = (float)row[(size_t)h * d + k];
-                if (!p->q_rows) dintattn__cache_put(p->cache, l, h, pos0 + t, dst);
-            }
-        }
-    }
-    for (h = 0; h < c->n_v_heads; h++)
-        for (t = 0; t < n; t++)
-            dintattn__cache_put(&s->v, l, h, pos0 + t, s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
+    /* then the factors, and per token on the pool: RoPE, the rows in f32, the keys and values cached */
+    for (i = 0; m->qk_factored && i < n_proj; i++) dintattn__expand_factors(s, n, proj[i]);
+    tj.s = s, tj.l = l, tj.n = n, tj.pos0 = pos0, tj.proj = proj, tj.n_proj = n_proj;
+    dintattn__per_token(s, n, dintattn__qk_rows_unit, &tj);
+}
+
+/* A unit of the chunk's rows: RMSNorm of x into xn with weights w, or the FFN's activation (SwiGLU,
+   or PolyNorm with the layer's weights) of gate and up into gate */
+typedef struct dintattn__rows_step {
+    dintattn_session *s;
+    const float *w;
+    const dintattn__layer *L; /* NULL: RMSNorm; else the FFN's activation */
+    int n;
+} dintattn__rows_step;
+
+static void dintattn__rows_step_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__rows_step *j = (const dintattn__rows_step *)ctx;
+    dintattn_session *s = j->s;
+    const dintattn_config *c = &s->model->cfg;
+    const size_t D = (size_t)c->dim, F = (size_t)c->hidden_dim;
+    int t, t0, t1;
+    (void)tid;
+    dintattn__token_range(unit, j->n, &t0, &t1);
+    if (!j->L)
+        dintattn__rmsnorm_rows(s->xn + t0 * D, s->x + t0 * D, j->w, t1 - t0, (int)D, c->norm_eps);
+    else if (c->ffn_act == DINTATTN_FFN_SILU)
+        s->k->swiglu(s->ffn_gate + t0 * F, s->ffn_up + t0 * F, (size_t)(t1 - t0) * F);
+    else
+        for (t = t0; t < t1; t++)
+            dintattn__polynorm(s->ffn_gate + t * F, s->ffn_up + t * F, (int)F, j->L->act_weight, j->L->act_bias);
+}
+
+/* xn = RMSNorm(x) with weights w, for the chunk's n rows */
+static void dintattn__norm_chunk(dintattn_session *s, const float *w, int n)
+{
+    dintattn__rows_step j;
+    j.s = s, j.w = w, j.L = NULL, j.n = n;
+    dintattn__per_token(s, n, dintattn__rows_step_unit, &j);
 }
 
 /* x += Attn(RMSNorm(x)) for the chunk's n tokens at positions pos0.. */
@@ -6321,7 +6394,7 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     const int D = c->dim;
     dintattn__product wo;
     dintattn__chunk ch;
-    dintattn__rmsnorm_rows(s->xn, s->x, L->attn_norm, n, D, c->norm_eps);
+    dintattn__norm_chunk(s, L->attn_norm, n);
     dintattn__project(s, l, n, pos0);
     ch.s = s, ch.l = l, ch.n = n, ch.pos0 = pos0;
     dintattn__attention(&ch);
@@ -6336,8 +6409,7 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
     const dintattn__layer *L = &s->model->layers[l];
     const int D = c->dim, F = c->hidden_dim, silu = c->ffn_act == DINTATTN_FFN_SILU;
     dintattn__product p[2];
-    int t;
-    dintattn__rmsnorm_rows(s->xn, s->x, L->ffn_norm, n, D, c->norm_eps);
+    dintattn__norm_chunk(s, L->ffn_norm, n);
     p[0] = dintattn__product_f32(&L->w_gate, s->xn, D, s->ffn_gate, F, 0);
     p[1] = dintattn__product_f32(&L->w_up, s->xn, D, s->ffn_up, F, 0);
     p[0].bias = L->b_gate, p[1].bias = L->b_up;
@@ -6345,13 +6417,10 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
         p[0].swiglu_up = &L->w_up, p[0].swiglu_up_bias = L->b_up;
         dintattn__products(s, n, p, 1);
     } else {
+        dintattn__rows_step j;
         dintattn__products(s, n, p, 2);
-        if (silu)
-            s->k->swiglu(s->ffn_gate, s->ffn_up, (size_t)n * F);
-        else
-            for (t = 0; t < n; t++)
-                dintattn__polynorm(s->ffn_gate + (size_t)t * F, s->ffn_up + (size_t)t * F, F, L->act_weight,
-                                   L->act_bias);
+        j.s = s, j.w = NULL, j.L = L, j.n = n;
+        dintattn__per_token(s, n, dintattn__rows_step_unit, &j);
     }
     p[0] = dintattn__product_f32(&L->w_down, s->ffn_gate, F, s->x, D, 1);
     p[0].bias = L->b_down;
@@ -6376,7 +6445,7 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
     s->pos += n;
     if (!logits) return;
     if (all) {
-        dintattn__rmsnorm_rows(s->xn, s->x, m->norm, n, D, c->norm_eps);
+        dintattn__norm_chunk(s, m->norm, n);
     } else {
         dintattn__rmsnorm(s->xn, s->x + (size_t)(n - 1) * D, m->norm, D, c->norm_eps);
         n = 1;
