@@ -66,7 +66,7 @@
    agrees, and the perplexity of the prompt's next tokens under each (the prompt is random: the
    perplexities themselves mean little, their difference is the quality change). The reference
    is the file with f32 weights when that copy (4 bytes a parameter, plus a session) fits in 80%
-   of the available memory (MemAvailable in /proc/meminfo, else the physical memory); else the
+   of the available memory (dintattn_mem_available; when unknown, it is tried); else the
    file's own weights, read in place (when they differ from the tested ones: "q8 vs file (bf16)
    weights", with the reason); else the comparison is skipped, with the reason. The reference
    session runs --precision exact.
@@ -856,31 +856,6 @@ static void held_type(const dintattn_model *m, char *out, size_t n)
     free(t);
 }
 
-/* Bytes of memory available for new allocations: MemAvailable from /proc/meminfo, else the
-   physical memory; 0 if neither is known. */
-static double mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    double kb = 0;
-    if (f) {
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "MemAvailable:", 13)) {
-                kb = strtod(line + 13, NULL);
-                break;
-            }
-        fclose(f);
-        if (kb > 0) return kb * 1024;
-    }
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-    {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0) return (double)pages * (double)page;
-    }
-#endif
-    return 0;
-}
-
 /* bytes as "50.8 GB", or "312 MB" below a gigabyte */
 static const char *size_text(char *buf, size_t n, double bytes)
 {
@@ -923,12 +898,13 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     /* the file as stored costs little (mapped in place) and says what the f32 copy would add */
     memset(&lo, 0, sizeof lo);
     lo.weights = DINTATTN_WEIGHTS_FILE;
+    lo.map = DINTATTN_MAP_FILE; /* a reference, read once: no copy */
     if (dintattn_model_load(arg->eng.model, &lo, &ref, &err)) {
         cli_fail("quality: reference", err.message);
         goto done;
     }
     held_type(ref, file_type, sizeof file_type);
-    avail = mem_available();
+    avail = dintattn_mem_available();
     if (!strcmp(file_type, "f32")) {
         snprintf(out->ref, sizeof out->ref, "f32");
     } else if (avail <= 0 || need <= MEM_FRACTION * avail) {

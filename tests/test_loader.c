@@ -1197,6 +1197,58 @@ static void test_successful_load_clears_error(void **state)
     xfree(b.p);
 }
 
+/* dintattn_load_options.map: the model copied into its own memory (COPY) computes what the mapped
+   file (FILE) does, bit for bit; the copy is the model's (owned bytes grow by the file's size)
+   and reports its progress to the end; a value outside the enum is refused. */
+static double progress_last, progress_total;
+static void note_progress(void *user, double done, double total)
+{
+    (void)user;
+    progress_last = done, progress_total = total;
+}
+
+static void test_copy_computes_what_the_map_does(void **state)
+{
+    const char *path = FIXDIR DIFF ".safetensors";
+    const int tokens[5] = {1, 7, 3, 9, 2};
+    dintattn_load_options lo;
+    dintattn_model *m[2] = {NULL, NULL};
+    dintattn_session *s;
+    dintattn_error err;
+    float logits[2][5 * 64];
+    size_t owned[2], size;
+    int k, n_vocab;
+    FILE *f = fopen(path, "rb");
+    (void)state;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    size = (size_t)ftell(f);
+    fclose(f);
+    for (k = 0; k < 2; k++) {
+        memset(&lo, 0, sizeof lo);
+        lo.map = k ? DINTATTN_MAP_COPY : DINTATTN_MAP_FILE;
+        lo.progress = note_progress;
+        progress_last = progress_total = -1;
+        if (dintattn_model_load(path, &lo, &m[k], &err) != DINTATTN_OK) failf("%s: %s", path, err.message);
+        if (k) assert_true(progress_last == (double)size && progress_total == (double)size);
+        else assert_true(progress_last == -1); /* nothing copied, nothing converted */
+        owned[k] = dintattn_model_owned_bytes(m[k]);
+        n_vocab = dintattn_model_config(m[k])->vocab_size;
+        assert_true(n_vocab <= 64);
+        assert_int_equal(dintattn_session_new(m[k], NULL, &s, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(s, tokens, 5, logits[k], 1, &err), DINTATTN_OK);
+        dintattn_session_free(s);
+    }
+    assert_true(owned[1] >= owned[0] + size);
+    assert_memory_equal(logits[0], logits[1], sizeof(float) * 5 * (size_t)n_vocab);
+    for (k = 0; k < 2; k++) dintattn_model_free(m[k]);
+    memset(&lo, 0, sizeof lo);
+    lo.map = (dintattn_map)7;
+    assert_int_equal(dintattn_model_load(path, &lo, &m[0], &err), DINTATTN_ERR_ARG);
+    assert_null(m[0]);
+    assert_non_null(strstr(err.message, "map"));
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 static int run_edit_table(const char *group, edit_case *cases, size_t n)
@@ -1242,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_loads_tensor_moved_past_a_gap),
         cmocka_unit_test(test_loads_file_with_trailing_bytes),
         cmocka_unit_test(test_successful_load_clears_error),
+        cmocka_unit_test(test_copy_computes_what_the_map_does),
     };
     const struct CMUnitTest singles[] = {
         cmocka_unit_test(test_refuses_fixture_without_metadata),
