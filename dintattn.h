@@ -5828,6 +5828,11 @@ static void dintattn__store_row(const dintattn__product *p, int r0, int t, const
 /* dintattn__store_row for a panel's rows (n <= DINTATTN__PANEL): panels run only where the CPU
    has AVX-512F, so the rows go 16 at a time under a mask (the plain loops above stay scalar at -O2) */
 #ifdef DINTATTN__HAVE_X86
+#if defined(__GNUC__) && !defined(__clang__) /* GCC 12's avx512fintrin.h trips these in C++ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 DINTATTN__AVX512 static void dintattn__store_panel(const dintattn__product *p, int r0, int t, const float *v, int n)
 {
     const size_t at = (size_t)t * p->ldy + r0;
@@ -5846,6 +5851,9 @@ DINTATTN__AVX512 static void dintattn__store_panel(const dintattn__product *p, i
         _mm512_mask_storeu_ps(p->y + at + i, m, x);
     }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #else
 #define dintattn__store_panel dintattn__store_row
 #endif
