@@ -3255,6 +3255,8 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #include <immintrin.h>
 #define DINTATTN__AVX2 __attribute__((target("avx2,fma,f16c")))
 #define DINTATTN__AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+/* 16 bits of 16 lanes (rows of a panel, elements of a row) where `rows` of them exist */
+#define DINTATTN__ROWMASK(rows) ((__mmask16)((rows) >= 16 ? 0xFFFFu : (rows) <= 0 ? 0u : (1u << (rows)) - 1u))
 
 DINTATTN__AVX2 static float dintattn__hsum8(__m256 v)
 {
@@ -3474,22 +3476,41 @@ DINTATTN__DOT_Q8(dintattn__dot_q8_avx512, DINTATTN__AVX512, __m512, 16, _mm512_s
 
 /* e^x for 8 floats: x = k ln2 + r, |r| <= ln2/2, e^r by Cephes' expf polynomial (about 1 ulp);
    below -87.3 (where expf leaves the normal range) the result is 0. */
+/* exp(x) in f32 as Cephes's expf: x = k ln 2 + r (ln 2 in two parts), a degree-5 polynomial in r
+   (times r^2, plus r + 1), times 2^k; below EXP_LO, 0. The constants' one home, for the 8- and
+   16-lane versions. */
+#define DINTATTN__EXP_LO -87.33f
+#define DINTATTN__EXP_HI 88.37f
+#define DINTATTN__EXP_LOG2E 1.44269504088896341f
+#define DINTATTN__EXP_LN2_HI 0.693359375f
+#define DINTATTN__EXP_LN2_LO -2.12194440e-4f
+#define DINTATTN__EXP_P0 1.9875691500e-4f
+#define DINTATTN__EXP_P1 1.3981999507e-3f
+#define DINTATTN__EXP_P2 8.3334519073e-3f
+#define DINTATTN__EXP_P3 4.1665795894e-2f
+#define DINTATTN__EXP_P4 1.6666665459e-1f
+#define DINTATTN__EXP_P5 5.0000001201e-1f
+/* The polynomial part on r, for a vector prefix V (_mm256 or _mm512) */
+#define DINTATTN__EXP_POLY(V, r, p)                                                                          \
+    do {                                                                                                     \
+        p = V##_set1_ps(DINTATTN__EXP_P0);                                                                   \
+        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P1));                                               \
+        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P2));                                               \
+        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P3));                                               \
+        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P4));                                               \
+        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P5));                                               \
+        p = V##_fmadd_ps(p, V##_mul_ps(r, r), V##_add_ps(r, V##_set1_ps(1.0f)));                             \
+    } while (0)
 DINTATTN__AVX2 static __m256 dintattn__exp8(__m256 x)
 {
-    const __m256 lo = _mm256_set1_ps(-87.33f);
+    const __m256 lo = _mm256_set1_ps(DINTATTN__EXP_LO);
     __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ), k, r, p;
-    x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.37f));
-    k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(DINTATTN__EXP_HI));
+    k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(DINTATTN__EXP_LOG2E)),
                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
-    p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(DINTATTN__EXP_LN2_HI), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(DINTATTN__EXP_LN2_LO), r);
+    DINTATTN__EXP_POLY(_mm256, r, p);
     p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
                              _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23)));
     return _mm256_andnot_ps(under, p);
@@ -3526,6 +3547,55 @@ DINTATTN__AVX2 static void dintattn__softmax_avx2(float *x, int n)
     for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
     for (; i < n; i++) x[i] *= (float)(1.0 / sum);
 }
+
+#if defined(__GNUC__) && !defined(__clang__) /* GCC 12's avx512fintrin.h trips these in C++ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* dintattn__exp8 on 16 lanes, the same numbers lane by lane */
+DINTATTN__AVX512 static __m512 dintattn__exp16(__m512 x)
+{
+    const __m512 lo = _mm512_set1_ps(DINTATTN__EXP_LO);
+    const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    __m512 k, r, p;
+    x = _mm512_min_ps(_mm512_max_ps(x, lo), _mm512_set1_ps(DINTATTN__EXP_HI));
+    k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(DINTATTN__EXP_LOG2E)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(DINTATTN__EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(DINTATTN__EXP_LN2_LO), r);
+    DINTATTN__EXP_POLY(_mm512, r, p);
+    p = _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(
+                             _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23)));
+    return _mm512_maskz_mov_ps((__mmask16)~under, p);
+}
+
+/* dintattn__softmax_avx2 16 lanes a step (the sum in double, the tail under a mask) */
+DINTATTN__AVX512 static void dintattn__softmax_x512(float *x, int n)
+{
+    __m512 vmx = _mm512_set1_ps(x[0]), vinv;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0;
+    float mx;
+    int i;
+    for (i = 0; i < n; i += 16) vmx = _mm512_max_ps(vmx, _mm512_mask_loadu_ps(vmx, DINTATTN__ROWMASK(n - i), x + i));
+    mx = _mm512_reduce_max_ps(vmx);
+    vmx = _mm512_set1_ps(mx);
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 m = DINTATTN__ROWMASK(n - i);
+        const __m512 e = _mm512_maskz_mov_ps(m, dintattn__exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmx)));
+        _mm512_mask_storeu_ps(x + i, m, e);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    vinv = _mm512_set1_ps((float)(1.0 / _mm512_reduce_add_pd(_mm512_add_pd(s0, s1))));
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 m = DINTATTN__ROWMASK(n - i);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv));
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /* Scores four keys at a time (d a multiple of 8): four dot products share each load of q. */
 /* Decode attention streams each head's keys and values from memory (the cache outgrows the caches
@@ -4055,8 +4125,6 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
 
-/* 16 bits of 16 rows where `rows` of them exist */
-#define DINTATTN__ROWMASK(rows) ((__mmask16)((rows) >= 16 ? 0xFFFFu : (rows) <= 0 ? 0u : (1u << (rows)) - 1u))
 
 /* The offsets of 16 consecutive rows `stride` apart, for the packers' gathers */
 DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
@@ -4701,7 +4769,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL}},
-    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x512,
+    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
 #endif
