@@ -343,6 +343,9 @@ DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_sessio
 /* "f32", "bf16", "q8" <-> dintattn_kv_type. */
 DINTATTN_API const char *dintattn_kv_name(dintattn_kv_type kv);
 DINTATTN_API dintattn_result dintattn_kv_parse(const char *name, dintattn_kv_type *out, dintattn_error *err);
+/* dintattn_map <-> "auto", "file", "copy" */
+DINTATTN_API const char *dintattn_map_name(dintattn_map m);
+DINTATTN_API dintattn_result dintattn_map_parse(const char *name, dintattn_map *out, dintattn_error *err);
 DINTATTN_API dintattn_kv_type dintattn_session_kv(const dintattn_session *s);
 /* dintattn_model_kv_bytes for this session's cache type: bytes n_tokens positions hold, and what
    decoding a token reads at that context. */
@@ -2793,6 +2796,7 @@ static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8
 static const char *const dintattn__precision_names[] = {"auto", "exact", "fast", NULL};
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
 static const char *const dintattn__kv_names[] = {"f32", "bf16", "q8", NULL};
+static const char *const dintattn__map_names[] = {"auto", "file", "copy", NULL};
 
 /* An option's name <-> value: NAME_FN(v) gives names[v] (NULL out of [0, LAST]), PARSE_FN looks
    the name up (DINTATTN_ERR_ARG, naming WHAT and the names, for any other). */
@@ -2812,6 +2816,7 @@ DINTATTN__OPTION(dintattn_kernels, dintattn_kernels_name, dintattn_kernels_parse
 DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision_parse, dintattn__precision_names,
                  "precision", DINTATTN_PRECISION_FAST)
 DINTATTN__OPTION(dintattn_kv_type, dintattn_kv_name, dintattn_kv_parse, dintattn__kv_names, "kv", DINTATTN_KV_Q8)
+DINTATTN__OPTION(dintattn_map, dintattn_map_name, dintattn_map_parse, dintattn__map_names, "map", DINTATTN_MAP_COPY)
 
 /* ============================================================================================
    5. Math kernels

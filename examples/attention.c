@@ -6,7 +6,7 @@
        examples/attention MODEL (-p TEXT | -f FILE | --ids 1,2,3) [--span A:B ...] [--span-text STR ...]
                           [--layers L,L-L] [--heads H,H-H] [--pos P | --pos A:B] [--json]
                           [--svg OUT.svg [--svg-layer L] [--svg-metric M]]
-                          [--threads T] [--weights W] [--precision P] [--kernels K] [--kv T] [--tokenizer FILE]
+                          [--threads T] [--weights W] [--map M] [--precision P] [--kernels K] [--kv T] [--tokenizer FILE]
 
    The rows come from dintattn_session_inspect (A1, A2, lambda, DINT's I and W of each chosen
    layer, head and query position, during one prefill of the text up to the last chosen position)
@@ -56,6 +56,9 @@ static const char *usage =
     "  --threads T         threads for matrix rows (default 2; attention runs on the calling thread\n"
     "                      while rows are inspected)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
+    "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
+    "                      half the available memory, file reads it mapped, copy always copies\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
@@ -611,7 +614,7 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
     cfg = dintattn_model_config(model);
     L = cfg->n_layers, H = cfg->n_heads;
     /* --ids needs no tokenizer: without one, no token texts */

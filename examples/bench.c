@@ -1,7 +1,7 @@
 /* bench: how fast a model runs, next to what this machine can do, measured in the same run.
 
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
-                      [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
+                      [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
                       [--kernels auto|portable|avx2|avx512] [--json]
 
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
@@ -122,7 +122,7 @@ extern char **environ;
 
 static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
-    "             [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]\n"
+    "             [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]\n"
     "             [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
@@ -131,6 +131,9 @@ static const char *usage =
     "                (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the engine's default)\n"
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
+    "  --map M       auto (default), file or copy: where weights kept as stored are read;\n"
+    "                auto copies the file into memory (2 MiB pages) when it takes at most\n"
+    "                half the available memory, file reads it mapped, copy always copies\n"
     "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
     "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
     "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"
@@ -166,7 +169,7 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(o, "--json")) { a->json = 1; continue; }
         if (o[0] != '-') { a->eng.model = o; continue; }
-        if (strcmp(o, "--weights") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
+        if (strcmp(o, "--weights") && strcmp(o, "--map") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
             strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision") && strcmp(o, "--kv")) {
             fprintf(stderr, "bench: unknown option '%s' (see --help)\n", o);
             return 1;
@@ -179,7 +182,7 @@ static int parse_args(int argc, char **argv, args *a)
             a->eng.kernels_text = argv[++i], a->eng.kernels_from = o;
             continue;
         }
-        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_PRECISION | CLI_KV, o, argv[i + 1], &err)) >= 0) {
+        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV, o, argv[i + 1], &err)) >= 0) {
             if (r) return cli_fail(o, err.message);
             i++;
             continue;
@@ -1039,7 +1042,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads(a.eng.threads);
 
     t0 = cli_now();
-    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
     load_s = cli_now() - t0;
     c = dintattn_model_config(model);
     factored = dintattn_model_qk_factored(model);

@@ -169,6 +169,7 @@ typedef struct cli_engine {
     int threads;                /* --threads T (default 2) */
     int ctx;                    /* --ctx N, or 0: the example's default */
     dintattn_weights weights;   /* --weights W */
+    dintattn_map map;           /* --map M */
     dintattn_precision precision; /* --precision P */
     dintattn_kv_type kv;        /* --kv T */
     dintattn_kernels kernels;   /* --kernels K, else $DINTATTN_KERNELS (set by cli_engine_done) */
@@ -179,7 +180,8 @@ typedef struct cli_engine {
 /* Which options an example takes (cli_engine_option's accept). */
 enum {
     CLI_THREADS = 1, CLI_WEIGHTS = 2, CLI_PRECISION = 4, CLI_KERNELS = 8, CLI_KV = 16, CLI_CTX = 32, CLI_TOKENIZER = 64,
-    CLI_ENGINE = CLI_THREADS | CLI_WEIGHTS | CLI_PRECISION | CLI_KERNELS | CLI_KV /* every model-running example's */
+    CLI_MAP = 128,
+    CLI_ENGINE = CLI_THREADS | CLI_WEIGHTS | CLI_PRECISION | CLI_KERNELS | CLI_KV | CLI_MAP /* every model-running example's */
 };
 
 /* The defaults: all zero (the engine's), 2 threads, the kernel level from $DINTATTN_KERNELS. */
@@ -192,7 +194,7 @@ CLI_FN void cli_engine_init(cli_engine *e)
 }
 
 /* Takes flag and its value val if flag is one of the options in accept: --threads (1 to 256),
-   --ctx (>= 1), --tokenizer (once), --weights, --precision, --kv and --kernels (the library's
+   --ctx (>= 1), --tokenizer (once), --weights, --map, --precision, --kv and --kernels (the library's
    names). Returns -1 if flag is none of them (val untouched), 0 when taken, 1 for a bad value or
    a second --tokenizer, with err's message when the library gave one (err may be NULL).
    Prints nothing. */
@@ -208,6 +210,7 @@ CLI_FN int cli_engine_option(cli_engine *e, unsigned accept, const char *flag, c
         return twice;
     }
     if ((accept & CLI_WEIGHTS) && !strcmp(flag, "--weights")) return dintattn_weights_parse(val, &e->weights, err) != DINTATTN_OK;
+    if ((accept & CLI_MAP) && !strcmp(flag, "--map")) return dintattn_map_parse(val, &e->map, err) != DINTATTN_OK;
     if ((accept & CLI_PRECISION) && !strcmp(flag, "--precision"))
         return dintattn_precision_parse(val, &e->precision, err) != DINTATTN_OK;
     if ((accept & CLI_KV) && !strcmp(flag, "--kv")) return dintattn_kv_parse(val, &e->kv, err) != DINTATTN_OK;
@@ -234,14 +237,16 @@ CLI_FN int cli_engine_done(cli_engine *e)
     return cli_kernels(e->kernels_text, e->kernels_from, &e->kernels);
 }
 
-/* Loads the model at path holding its weights as weights, showing progress on stderr under
-   PROG's name. Prints nothing: returns the library's status, err saying why. */
-CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights, dintattn_model **model,
-                                      dintattn_error *err)
+/* Loads the model at path holding its weights as weights, where map says (the library's
+   dintattn_map), showing progress on stderr under PROG's name. Prints nothing: returns the
+   library's status, err saying why. */
+CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights, dintattn_map map,
+                                      dintattn_model **model, dintattn_error *err)
 {
     dintattn_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.weights = weights;
+    lo.map = map;
     lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)CLI_PROG;
     return dintattn_model_load(path, &lo, model, err);
 }

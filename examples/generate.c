@@ -55,6 +55,9 @@ static const char *usage =
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
     "  --threads T         decode threads (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
+    "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
+    "                      half the available memory, file reads it mapped, copy always copies\n"
     "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
     "                      or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                      prompts of every weight type but F32 on bf16 tiles)\n"
@@ -556,7 +559,7 @@ int main(int argc, char **argv)
             a.eng.model = beside;
         }
     }
-    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done;
     if (a.chat) {
         rc = run_chat(&a, model, tok);

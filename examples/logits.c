@@ -1,7 +1,7 @@
 /* logits: writes the logits of every position of a token sequence, for checking the engine.
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
-                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
+                       [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
                        [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
@@ -28,6 +28,7 @@ int main(int argc, char **argv)
     dintattn_session *sess = NULL;
     dintattn_session_options so;
     dintattn_weights weights = DINTATTN_WEIGHTS_FILE;
+    dintattn_map map = DINTATTN_MAP_AUTO;
     int *ids = NULL, n, chunk = 0, i, rc = 1;
     float *logits = NULL;
     FILE *out = NULL;
@@ -38,8 +39,8 @@ int main(int argc, char **argv)
     memset(&so, 0, sizeof so);
     if (argc < 4)
         return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                        "[--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512] "
-                        "[--kv f32|bf16|q8]", NULL);
+                        "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast] "
+                        "[--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]", NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
             if (cli_parse_int(argv[++i], 1, INT_MAX, &so.n_threads)) return cli_fail("--threads needs a positive integer", NULL);
         } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
             if (dintattn_weights_parse(argv[++i], &weights, &err)) return cli_fail(err.message, NULL);
+        } else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc) {
+            if (dintattn_map_parse(argv[++i], &map, &err)) return cli_fail(err.message, NULL);
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return cli_fail(err.message, NULL);
         } else if (strcmp(argv[i], "--kv") == 0 && i + 1 < argc) {
@@ -65,7 +68,7 @@ int main(int argc, char **argv)
         free(ids);
         return cli_fail("IDS must be comma-separated integers, e.g. 1,2,3", NULL);
     }
-    if (cli_load_model(argv[1], weights, &model, &err) != DINTATTN_OK) {
+    if (cli_load_model(argv[1], weights, map, &model, &err) != DINTATTN_OK) {
         free(ids);
         return cli_fail(err.message, NULL);
     }

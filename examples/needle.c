@@ -67,6 +67,9 @@ static const char *usage =
     "  --svg OUT.svg        also write the grid as an SVG heatmap\n"
     "  --threads T          threads for attention heads and matrix rows (default 2)\n"
     "  --weights W          hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --map M              auto (default), file or copy: where weights kept as stored are read;\n"
+    "                       auto copies the file into memory (2 MiB pages) when it takes at most\n"
+    "                       half the available memory, file reads it mapped, copy always copies\n"
     "  --precision P        auto (default), exact or fast (as examples/generate)\n"
     "  --kv T               the KV cache's type: f32 (default), bf16 or q8\n"
     "  --kernels K          the highest kernel level: auto, portable, avx2 or avx512\n"
@@ -748,7 +751,7 @@ int main(int argc, char **argv)
     if (rc) return 1;
     if (a.extract) return run_extract(&a);
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done; /* the model's own: needle takes no --tokenizer */
     C = dintattn_model_config(model)->max_seq_len;
     V = dintattn_model_config(model)->vocab_size;

@@ -7,7 +7,7 @@
        examples/score MODEL --choices FILE.jsonl
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --save-logits OUT
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --kl SAVED [--json]
-   and in every mode [--ctx N] [--threads T] [--weights W] [--precision P] [--kernels K] [--kv T]
+   and in every mode [--ctx N] [--threads T] [--weights W] [--map M] [--precision P] [--kernels K] [--kv T]
    [--tokenizer FILE]; --help says what each mode computes and how (the README's "Examples" too).
 
    Texts are encoded as examples/generate encodes a prompt (textgen.h's tg_encode: the model's
@@ -47,6 +47,7 @@ static const char *usage =
     "  --ctx N             tokens per window, at most the model's max_seq_len (the default)\n"
     "  --threads T         threads for attention heads and matrix rows (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --map M             auto (default), file or copy (as examples/generate)\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
@@ -899,7 +900,7 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
     /* --ids needs no tokenizer: without one, no token texts */
     if (cli_load_tokenizer(&a.eng, model, a.ids != NULL, &tok)) goto done;
     max_ctx = dintattn_model_config(model)->max_seq_len;

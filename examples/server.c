@@ -1,7 +1,7 @@
 /* server: an OpenAI-compatible HTTP server for one model.
 
        examples/server [MODEL] [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads T] [--timeout S]
-                       [--weights file|f32|bf16|q8|q4] [--precision auto|exact|fast]
+                       [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
                        [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
 
    Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true sends
@@ -48,6 +48,9 @@ static const char *usage =
     "  --threads T      decode threads (default 2)\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
     "  --weights W      hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
+    "  --map M          auto (default), file or copy: where weights kept as stored are read;\n"
+    "                   auto copies the file into memory (2 MiB pages) when it takes at most\n"
+    "                   half the available memory, file reads it mapped, copy always copies\n"
     "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
     "                   or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                   prompts of every weight type but F32 on bf16 tiles)\n"
@@ -598,6 +601,7 @@ int main(int argc, char **argv)
         else if (!strcmp(f, "--threads")) bad = parse_int(v, 1, 256, &threads);
         else if (!strcmp(f, "--timeout")) bad = parse_int(v, 1, 3600, &s.timeout);
         else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(v, &lo.weights, NULL) != DINTATTN_OK;
+        else if (!strcmp(f, "--map")) bad = dintattn_map_parse(v, &lo.map, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = v, &so.kernels, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(v, &so.precision, NULL) != DINTATTN_OK;
         else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(v, &so.kv, NULL) != DINTATTN_OK;

@@ -32,6 +32,11 @@ cmp -s "$tmp/base.bin" "$tmp/l.bin" && ok || bad "--threads 2 changed the logits
     "$bin" $fx/conv_dint_grouped_gqa_f32.safetensors 1,2,3 "$tmp/w32.bin" &&
     [ "$(wc -c <"$tmp/w8.bin")" -eq "$(wc -c <"$tmp/w32.bin")" ] && ! cmp -s "$tmp/w8.bin" "$tmp/w32.bin" && ok ||
     bad "--weights q8"
+# --map copy reads the weights from the model's own copy: the same logits as the mapped file
+"$bin" $fx/$name.safetensors "$ids" "$tmp/mc.bin" --map copy && cmp -s "$tmp/base.bin" "$tmp/mc.bin" && ok ||
+    bad "--map copy changed the logits"
+"$bin" $fx/$name.safetensors "$ids" "$tmp/mf.bin" --map file && cmp -s "$tmp/base.bin" "$tmp/mf.bin" && ok ||
+    bad "--map file changed the logits"
 # the kernel level is a session option: --kernels sets it, DINTATTN_KERNELS (the tests' variable,
 # same names) is the default when set, and --kernels wins over it. Decoding runs the matrix-vector
 # kernels, whose sums differ in the last bits from level to level, so equal bytes mean the same
@@ -65,6 +70,7 @@ expect_error "more ids than the context" $fx/$name.safetensors "$long" "$tmp/o.b
 expect_error "bad --chunk" $fx/$name.safetensors 1,2 "$tmp/o.bin" --chunk 0
 expect_error "bad --threads" $fx/$name.safetensors 1,2 "$tmp/o.bin" --threads x
 expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q3
+expect_error "bad --map" $fx/$name.safetensors 1,2 "$tmp/o.bin" --map mmap
 expect_error "bad --kernels" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels sse2
 expect_error "bad --precision" $fx/$name.safetensors 1,2 "$tmp/o.bin" --precision fast1
 expect_error "bad --kv" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kv q4

@@ -1243,6 +1243,11 @@ static void test_copy_computes_what_the_map_does(void **state)
     assert_memory_equal(logits[0], logits[1], sizeof(float) * 5 * (size_t)n_vocab);
     for (k = 0; k < 2; k++) dintattn_model_free(m[k]);
     memset(&lo, 0, sizeof lo);
+    assert_int_equal(dintattn_map_parse("copy", &lo.map, &err), DINTATTN_OK);
+    assert_int_equal(lo.map, DINTATTN_MAP_COPY);
+    assert_string_equal(dintattn_map_name(DINTATTN_MAP_FILE), "file");
+    assert_int_equal(dintattn_map_parse("mmap", &lo.map, &err), DINTATTN_ERR_ARG);
+    assert_null(dintattn_map_name((dintattn_map)3));
     lo.map = (dintattn_map)7;
     assert_int_equal(dintattn_model_load(path, &lo, &m[0], &err), DINTATTN_ERR_ARG);
     assert_null(m[0]);
