@@ -128,7 +128,7 @@ class _AttnStats(ctypes.Structure):  # dintattn_attn_stats
 
 class _LoadOptions(ctypes.Structure):
     _fields_ = [("qk_form", c_int), ("weights", c_int), ("check_finite", c_int), ("progress", _PROGRESS),
-                ("progress_user", c_void_p)]
+                ("progress_user", c_void_p), ("map", c_int)]
 
 
 class _SessionOptions(ctypes.Structure):
@@ -174,6 +174,8 @@ _SIGNATURES = {
     "session_precision": (c_int, [c_void_p]),
     "kv_name": (c_char_p, [c_int]),
     "kv_parse": (c_int, [c_char_p, _int_p, _err_p]),
+    "map_name": (c_char_p, [c_int]),
+    "map_parse": (c_int, [c_char_p, _int_p, _err_p]),
     "session_kv": (c_int, [c_void_p]),
     "session_kv_bytes": (c_double, [c_void_p, c_int]),
     "session_new": (c_int, [c_void_p, _P(_SessionOptions), _pp, _err_p]),
@@ -324,17 +326,19 @@ class Config(dict):
 
 class Model(_Handle):
     """A loaded model file: Model(path, weights="file"|"f32"|"bf16"|"q8"|"q4", qk_form="auto"|"factored"|
-    "merged", check_finite=False, progress=False|True|callable(done, total)). Read-only: share it."""
+    "merged", check_finite=False, progress=False|True|callable(done, total), map="auto"|"file"|"copy").
+    Read-only: share it."""
     _free = "dintattn_model_free"
 
-    def __init__(self, path, weights="file", qk_form="auto", check_finite=False, progress=False):
+    def __init__(self, path, weights="file", qk_form="auto", check_finite=False, progress=False, map="auto"):
         super().__init__()
         self._children, self._tokenizer = weakref.WeakSet(), None  # sessions and tokenizers made from it
         self.path = os.fspath(path)
         if qk_form not in _QK_FORMS:
             raise DintattnError(ERR_ARG, "qk_form must be auto, factored or merged, not %r" % (qk_form,))
         opt = _LoadOptions(_QK_FORMS.index(qk_form), _parse("weights", weights), bool(check_finite))
-        if progress is True:  # the library's own: "dintattn: converting weights, N%" on stderr
+        opt.map = _parse("map", map)
+        if progress is True:  # the library's own: "dintattn: loading weights, N%" on stderr
             opt.progress = ctypes.cast(_lib.dintattn_progress_stderr, _PROGRESS)
             opt.progress_user = ctypes.addressof(_PROGRESS_LABEL)
         elif callable(progress):
@@ -373,7 +377,7 @@ class Model(_Handle):
 
     params = property(lambda self: _lib.dintattn_model_params(self._h), doc="parameters of the file's tensors")
     weight_bytes = property(lambda self: _lib.dintattn_model_weight_bytes(self._h), doc="weight bytes a token reads")
-    owned_bytes = property(lambda self: _lib.dintattn_model_owned_bytes(self._h), doc="bytes of converted weights")
+    owned_bytes = property(lambda self: _lib.dintattn_model_owned_bytes(self._h), doc="bytes of converted or copied weights")
     qk_factored = property(lambda self: bool(_lib.dintattn_model_qk_factored(self._h)))
 
     def kv_bytes(self, n_tokens):

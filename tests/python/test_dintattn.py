@@ -185,6 +185,18 @@ class ReferenceLogits(unittest.TestCase):
                 self.assertTrue(np.isnan(dintattn.logprob_of(ref[0], model.vocab_size)))
         self.assertEqual(sess.logprobs(ids[:1]).shape, (0,))
 
+    def test_map_copy_computes_what_the_mapped_file_does(self):
+        """Model(map="copy") reads the weights from its own copy of the file (owned_bytes grows by
+        the file's size) and computes the mapped file's logits bit for bit; both match the reference."""
+        name, ids = FIXTURE_LIST[0]
+        path = fixture(name)
+        mapped, copied = dintattn.Model(path, map="file"), dintattn.Model(path, map="copy")
+        self.assertGreaterEqual(copied.owned_bytes, mapped.owned_bytes + os.path.getsize(path))
+        a = dintattn.Session(mapped).prefill(ids, all_logits=True)
+        b = dintattn.Session(copied).prefill(ids, all_logits=True)
+        np.testing.assert_array_equal(a, b)
+        self.assertLessEqual(rel_error(b, reference_logits(name, len(ids), copied.vocab_size)), TOL_REFERENCE)
+
     def test_copy_from_continues_as_the_original(self):
         """Session.copy_from: a prefix copied into a larger, used session continues there with the
         original's logits bit for bit, and both match the reference; a session of another cache type
@@ -465,6 +477,7 @@ class Errors(unittest.TestCase):
         for kw in (dict(kernels="sse9"), dict(precision="half"), dict(n_ctx=model.config.max_seq_len + 1)):
             self.assertRaises(dintattn.DintattnError, dintattn.Session, model, **kw)
         self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), weights="q2")
+        self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), map="mmap")
         self.assertRaises(dintattn.DintattnError, dintattn.Sampler, model, temperature=-1, top_p=2)
         self.assertRaises(ValueError, model.close)  # sess is open
         sess.close()
