@@ -180,7 +180,7 @@ typedef enum {
    2.7B BF16 model decoded 20% faster on one thread (README, "Real size"). */
 typedef enum {
     DINTATTN_MAP_AUTO,  /* COPY when the load keeps the file's weights (weights FILE), the file has at
-                           least 64 MiB and takes at most half the available memory; else FILE */
+                           least 64 MiB and takes at most 2/3 of the available memory; else FILE */
     DINTATTN_MAP_FILE,  /* the mapped file (its pages shared with the page cache and other processes) */
     DINTATTN_MAP_COPY   /* a copy in memory the model owns (the mapping is dropped once copied) */
 } dintattn_map;
@@ -2605,8 +2605,8 @@ DINTATTN_API double dintattn_mem_available(void)
 }
 
 /* The mapped file copied into memory the model owns (dintattn_map), in steps of 64 MiB with the
-   load's progress; the mapping is then dropped. Under AUTO a copy that finds no memory keeps the
-   mapping. */
+   load's progress; the mapping is then dropped (its pages stay in the page cache, clean, for the
+   kernel to reclaim). Under AUTO a copy that finds no memory keeps the mapping. */
 static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_load_options *opt, dintattn_error *err)
 {
     dintattn__file *f = &m->file;
@@ -2615,8 +2615,8 @@ static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_loa
     unsigned char *p;
     size_t i;
     if (!f->map || mode == DINTATTN_MAP_FILE) return DINTATTN_OK;
-    if (mode == DINTATTN_MAP_AUTO &&
-        ((opt && opt->weights != DINTATTN_WEIGHTS_FILE) || f->size < step || (double)f->size > dintattn_mem_available() / 2))
+    if (mode == DINTATTN_MAP_AUTO && ((opt && opt->weights != DINTATTN_WEIGHTS_FILE) || f->size < step ||
+                                      3.0 * (double)f->size > 2.0 * dintattn_mem_available()))
         return DINTATTN_OK;
     if (!(p = (unsigned char *)dintattn__own(m, f->size, 1))) {
         if (mode == DINTATTN_MAP_AUTO) return DINTATTN_OK;

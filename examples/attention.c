@@ -58,7 +58,7 @@ static const char *usage =
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
     "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                      half the available memory, file reads it mapped, copy always copies\n"
+    "                      2/3 of the available memory, file reads it mapped, copy always copies\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"

@@ -141,7 +141,7 @@ static const char *usage =
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
     "  --map M       auto (default), file or copy: where weights kept as stored are read;\n"
     "                auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                half the available memory, file reads it mapped, copy always copies\n"
+    "                2/3 of the available memory, file reads it mapped, copy always copies\n"
     "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
     "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
     "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"

@@ -57,7 +57,7 @@ static const char *usage =
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
     "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                      half the available memory, file reads it mapped, copy always copies\n"
+    "                      2/3 of the available memory, file reads it mapped, copy always copies\n"
     "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
     "                      or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                      prompts of every weight type but F32 on bf16 tiles)\n"
