@@ -2605,8 +2605,8 @@ DINTATTN_API double dintattn_mem_available(void)
 }
 
 /* The mapped file copied into memory the model owns (dintattn_map), in steps of 64 MiB with the
-   load's progress; the mapping is then dropped (its pages stay in the page cache, clean, for the
-   kernel to reclaim). Under AUTO a copy that finds no memory keeps the mapping. */
+   load's progress, each step's mapping dropped once copied (its pages stay in the page cache,
+   clean, for the kernel to reclaim). Under AUTO a copy that finds no memory keeps the mapping. */
 static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_load_options *opt, dintattn_error *err)
 {
     dintattn__file *f = &m->file;
@@ -2622,12 +2622,12 @@ static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_loa
         if (mode == DINTATTN_MAP_AUTO) return DINTATTN_OK;
         return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory copying the model's %zu bytes", f->size);
     }
-    for (i = 0; i < f->size; i += step) {
+    for (i = 0; i < f->size; i += step) { /* each step unmapped once copied: the peak is the copy */
         const size_t n = f->size - i < step ? f->size - i : step;
         memcpy(p + i, f->bytes + i, n);
+        munmap((unsigned char *)f->map + i, n);
         if (opt && opt->progress) opt->progress(opt->progress_user, (double)(i + n), (double)f->size);
     }
-    munmap(f->map, f->size);
     f->map = NULL;
     f->bytes = p;
     return DINTATTN_OK;
