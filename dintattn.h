@@ -3495,29 +3495,29 @@ DINTATTN__DOT_Q8(dintattn__dot_q8_avx512, DINTATTN__AVX512, __m512, 16, _mm512_s
 #define DINTATTN__EXP_P3 4.1665795894e-2f
 #define DINTATTN__EXP_P4 1.6666665459e-1f
 #define DINTATTN__EXP_P5 5.0000001201e-1f
-/* The polynomial part on r, for a vector prefix V (_mm256 or _mm512) */
-#define DINTATTN__EXP_POLY(V, r, p)                                                                          \
+/* p = exp(x) for k = round(x / ln 2), in vectors of type T with intrinsics prefix V (_mm256 or
+   _mm512) and CAST their integer-to-float cast: r = x - k ln 2, the polynomial in r, times 2^k */
+#define DINTATTN__EXP_FROM_K(V, T, CAST, x, k, p)                                                            \
     do {                                                                                                     \
+        const T r_ = V##_fnmadd_ps(k, V##_set1_ps(DINTATTN__EXP_LN2_LO),                                     \
+                                   V##_fnmadd_ps(k, V##_set1_ps(DINTATTN__EXP_LN2_HI), x));                  \
         p = V##_set1_ps(DINTATTN__EXP_P0);                                                                   \
-        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P1));                                               \
-        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P2));                                               \
-        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P3));                                               \
-        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P4));                                               \
-        p = V##_fmadd_ps(p, r, V##_set1_ps(DINTATTN__EXP_P5));                                               \
-        p = V##_fmadd_ps(p, V##_mul_ps(r, r), V##_add_ps(r, V##_set1_ps(1.0f)));                             \
+        p = V##_fmadd_ps(p, r_, V##_set1_ps(DINTATTN__EXP_P1));                                              \
+        p = V##_fmadd_ps(p, r_, V##_set1_ps(DINTATTN__EXP_P2));                                              \
+        p = V##_fmadd_ps(p, r_, V##_set1_ps(DINTATTN__EXP_P3));                                              \
+        p = V##_fmadd_ps(p, r_, V##_set1_ps(DINTATTN__EXP_P4));                                              \
+        p = V##_fmadd_ps(p, r_, V##_set1_ps(DINTATTN__EXP_P5));                                              \
+        p = V##_fmadd_ps(p, V##_mul_ps(r_, r_), V##_add_ps(r_, V##_set1_ps(1.0f)));                          \
+        p = V##_mul_ps(p, CAST(V##_slli_epi32(V##_add_epi32(V##_cvtps_epi32(k), V##_set1_epi32(127)), 23))); \
     } while (0)
 DINTATTN__AVX2 static __m256 dintattn__exp8(__m256 x)
 {
     const __m256 lo = _mm256_set1_ps(DINTATTN__EXP_LO);
-    __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ), k, r, p;
+    __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ), k, p;
     x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(DINTATTN__EXP_HI));
     k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(DINTATTN__EXP_LOG2E)),
                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(DINTATTN__EXP_LN2_HI), x);
-    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(DINTATTN__EXP_LN2_LO), r);
-    DINTATTN__EXP_POLY(_mm256, r, p);
-    p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
-                             _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23)));
+    DINTATTN__EXP_FROM_K(_mm256, __m256, _mm256_castsi256_ps, x, k, p);
     return _mm256_andnot_ps(under, p);
 }
 
@@ -3563,15 +3563,11 @@ DINTATTN__AVX512 static __m512 dintattn__exp16(__m512 x)
 {
     const __m512 lo = _mm512_set1_ps(DINTATTN__EXP_LO);
     const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
-    __m512 k, r, p;
+    __m512 k, p;
     x = _mm512_min_ps(_mm512_max_ps(x, lo), _mm512_set1_ps(DINTATTN__EXP_HI));
     k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(DINTATTN__EXP_LOG2E)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(DINTATTN__EXP_LN2_HI), x);
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(DINTATTN__EXP_LN2_LO), r);
-    DINTATTN__EXP_POLY(_mm512, r, p);
-    p = _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(
-                             _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23)));
+    DINTATTN__EXP_FROM_K(_mm512, __m512, _mm512_castsi512_ps, x, k, p);
     return _mm512_maskz_mov_ps((__mmask16)~under, p);
 }
 
