@@ -36,6 +36,7 @@ Shared-DIFF factors (qk_rank > 0).
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -64,13 +65,33 @@ FILE_TYPES = {
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
 import reference  # noqa: E402  (tools/reference.py: reads and resolves a dintattn file, dequantizing Q8 / Q4)
 
 
+class _Lazy(dict):
+    """{name: float32 array}, each tensor read from the file when asked for (a 2.7B model's float64
+    copy would not fit in memory)."""
+
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def __missing__(self, name):
+        return np.asarray(self.f.get(name), dtype=np.float32)
+
+
 def load(path):
-    """-> (the resolved config, {name: float32 array}), as tools/reference.py reads the file."""
-    cfg, t = reference.load(path)
-    return cfg, {k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
+    """-> (the resolved config, {name: float32 array}) as tools/reference.py reads the file: F32,
+    F16 and BF16 files tensor by tensor, files with Q8 / Q4 matrices dequantized all at once."""
+    f = safetensors_io.File(path)
+    if any(f.dtype(k) not in ("F32", "F16", "BF16") for k in f.names()):
+        cfg, t = reference.load(path)
+        return cfg, {k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
+    meta = f.metadata
+    if meta.get("format") != "dintattn" or meta.get("version") not in ("1", "1.1"):
+        sys.exit(f"to_gguf.py: {path}: not a dintattn v1 / v1.1 file")
+    return reference.resolve_config(json.loads(meta["config"]), meta["version"]), _Lazy(f)
 
 
 def check_supported(cfg):
