@@ -4069,7 +4069,18 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
             out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                            \
             return;                                                                                          \
         }                                                                                                    \
-        for (; i + 64 <= n; i += 64) { /* one token: two chains; both lines prefetched */                    \
+        for (; i + 128 <= n; i += 128) { /* one token: four chains; every line prefetched */                 \
+            DINTATTN__PF(w, i, 2);                                                                           \
+            DINTATTN__PF(w, i + 32, 2);                                                                      \
+            DINTATTN__PF(w, i + 64, 2);                                                                      \
+            DINTATTN__PF(w, i + 96, 2);                                                                      \
+            a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
+            a1 = DINTATTN__DPBF16(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
+            a2 = DINTATTN__DPBF16(a2, WB(~(__mmask32)0, w + i + 64), _mm512_loadu_si512(x[0] + i + 64));     \
+            a3 = DINTATTN__DPBF16(a3, WB(~(__mmask32)0, w + i + 96), _mm512_loadu_si512(x[0] + i + 96));     \
+        }                                                                                                    \
+        a0 = _mm512_add_ps(a0, a2), a1 = _mm512_add_ps(a1, a3);                                              \
+        for (; i + 64 <= n; i += 64) {                                                                       \
             DINTATTN__PF(w, i, 2);                                                                           \
             DINTATTN__PF(w, i + 32, 2);                                                                      \
             a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
