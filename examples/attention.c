@@ -6,7 +6,7 @@
        examples/attention MODEL (-p TEXT | -f FILE | --ids 1,2,3) [--span A:B ...] [--span-text STR ...]
                           [--layers L,L-L] [--heads H,H-H] [--pos P | --pos A:B] [--json]
                           [--svg OUT.svg [--svg-layer L] [--svg-metric M]]
-                          [--threads T] [--weights W] [--map M] [--precision P] [--kernels K] [--kv T] [--tokenizer FILE]
+                          [--threads T] [--weights W] [--map M] [--precision P | --fast] [--kernels K] [--kv T] [--tokenizer FILE]
 
    The rows come from dintattn_session_inspect (A1, A2, lambda, DINT's I and W of each chosen
    layer, head and query position, during one prefill of the text up to the last chosen position)
@@ -60,6 +60,7 @@ static const char *usage =
     "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
     "                      2/3 of the available memory, file reads it mapped, copy always copies\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
+    "  --fast              the same as --precision fast\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
@@ -604,6 +605,7 @@ int main(int argc, char **argv)
     int *ids = NULL, n, L, H, i, l, h, k, rc, pos_from, pos_to, n_pos, svg_layer = -1, metric;
     char msg[256];
     FILE *svg = NULL;
+    argv = cli_aliases(&argc, argv);
 
     memset(&c, 0, sizeof c);
     memset(&out, 0, sizeof out);

@@ -145,6 +145,7 @@ static const char *usage =
     "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
     "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
     "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"
+    "  --fast        the same as --precision fast\n"
     "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T        the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
@@ -1045,6 +1046,7 @@ int main(int argc, char **argv)
     double t0, load_s, prefill_s, decode_s, bw, bw1, gemm, gemm_unset = 0, wbytes, kv_mean, mparams, model_flops;
     double attn_flops, pairs, checksum = 0, per_head_pair, bw_min, bw_max, limit_s, limit_kv_s, peak[PEAK_KINDS];
     bw_buffer bwb = {NULL, 0, 0};
+    argv = cli_aliases(&argc, argv);
 
     if (argc > 1 && !strcmp(argv[1], "--sgemm-only")) return sgemm_only(argc, argv);
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;

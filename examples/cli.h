@@ -8,7 +8,8 @@
                        standard input
      cli_now           a monotonic clock, in seconds
      cli_engine        the engine options every model-running example takes: --threads, --weights,
-                       --precision, --kernels (default $DINTATTN_KERNELS), --kv, --ctx, --tokenizer
+                       --map, --precision (--fast: cli_aliases), --kernels (default
+                       $DINTATTN_KERNELS), --kv, --ctx, --tokenizer
                        (cli_engine_init, cli_engine_option, cli_engine_done), and what is made
                        from them: cli_load_model, cli_load_tokenizer, cli_session_options,
                        cli_session_new
@@ -161,6 +162,24 @@ CLI_FN double cli_now(void)
 }
 
 /* --- the engine options ---------------------------------------------------------------------- */
+
+/* "--fast" is "--precision fast": argv with each --fast spelled out as the two words (a new
+   array, kept for the program's life), or argv itself when there is none. *argc follows. On no
+   memory, argv as it was (--fast then is an unknown option). */
+CLI_FN char **cli_aliases(int *argc, char **argv)
+{
+    static char **out;
+    static char precision[] = "--precision", fast[] = "fast";
+    int i, n = 0, k = 0;
+    for (i = 0; i < *argc; i++) n += !strcmp(argv[i], "--fast");
+    if (!n || out || !(out = (char **)calloc((size_t)*argc + (size_t)n + 1, sizeof *out))) return argv;
+    for (i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--fast")) out[k++] = argv[i];
+        else out[k++] = precision, out[k++] = fast;
+    }
+    *argc = k;
+    return out;
+}
 
 /* What of a model, its tokenizer and a session the command line chose. */
 typedef struct cli_engine {

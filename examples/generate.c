@@ -61,6 +61,7 @@ static const char *usage =
     "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
     "                      or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                      prompts of every weight type but F32 on bf16 tiles)\n"
+    "  --fast              the same as --precision fast\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
@@ -542,6 +543,7 @@ int main(int argc, char **argv)
     int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, n_ctx, V;
     float *logits = NULL;
     double t0, t1, t2;
+    argv = cli_aliases(&argc, argv);
 
     i = parse_args(argc, argv, &a);
     if (i == 2) {

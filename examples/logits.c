@@ -35,11 +35,12 @@ int main(int argc, char **argv)
     char msg[512];
     const char *kernels = getenv("DINTATTN_KERNELS"), *kernels_from = "DINTATTN_KERNELS";
     size_t V;
+    argv = cli_aliases(&argc, argv);
 
     memset(&so, 0, sizeof so);
     if (argc < 4)
         return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                        "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast] "
+                        "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast | --fast] "
                         "[--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]", NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;

@@ -71,6 +71,7 @@ static const char *usage =
     "                       auto copies the file into memory (2 MiB pages) when it takes at most\n"
     "                       2/3 of the available memory, file reads it mapped, copy always copies\n"
     "  --precision P        auto (default), exact or fast (as examples/generate)\n"
+    "  --fast               the same as --precision fast\n"
     "  --kv T               the KV cache's type: f32 (default), bf16 or q8\n"
     "  --kernels K          the highest kernel level: auto, portable, avx2 or avx512\n"
     "                       (default: $DINTATTN_KERNELS when set, else auto)\n"
@@ -738,6 +739,7 @@ int main(int argc, char **argv)
     int rc = 1, C, usable, maxL = 0, li, di, s, k, V, first_sample = 1, warned = 0;
     char msg[256];
     double t0 = cli_now();
+    argv = cli_aliases(&argc, argv);
 
     memset(&fl, 0, sizeof fl);
     memset(&pr, 0, sizeof pr);

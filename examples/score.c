@@ -7,7 +7,7 @@
        examples/score MODEL --choices FILE.jsonl
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --save-logits OUT
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --kl SAVED [--json]
-   and in every mode [--ctx N] [--threads T] [--weights W] [--map M] [--precision P] [--kernels K] [--kv T]
+   and in every mode [--ctx N] [--threads T] [--weights W] [--map M] [--precision P | --fast] [--kernels K] [--kv T]
    [--tokenizer FILE]; --help says what each mode computes and how (the README's "Examples" too).
 
    Texts are encoded as examples/generate encodes a prompt (textgen.h's tg_encode: the model's
@@ -49,6 +49,7 @@ static const char *usage =
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --map M             auto (default), file or copy (as examples/generate)\n"
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
+    "  --fast              the same as --precision fast\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
     "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
@@ -892,6 +893,7 @@ int main(int argc, char **argv)
     dintattn_tokenizer *tok = NULL;
     int rc = 1, C, max_ctx;
     char msg[128];
+    argv = cli_aliases(&argc, argv);
 
     rc = parse_args(argc, argv, &a);
     if (rc == 2) {

@@ -54,6 +54,7 @@ static const char *usage =
     "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
     "                   or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                   prompts of every weight type but F32 on bf16 tiles)\n"
+    "  --fast           the same as --precision fast\n"
     "  --kernels K      the highest kernel level: auto, portable, avx2 or avx512\n"
     "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T           the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
@@ -588,6 +589,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             model_path = f;
+            continue;
+        }
+        if (!strcmp(f, "--fast")) { /* --precision fast, as every example spells it */
+            so.precision = DINTATTN_PRECISION_FAST;
             continue;
         }
         if (!v) {

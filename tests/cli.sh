@@ -32,6 +32,11 @@ cmp -s "$tmp/base.bin" "$tmp/l.bin" && ok || bad "--threads 2 changed the logits
     "$bin" $fx/conv_dint_grouped_gqa_f32.safetensors 1,2,3 "$tmp/w32.bin" &&
     [ "$(wc -c <"$tmp/w8.bin")" -eq "$(wc -c <"$tmp/w32.bin")" ] && ! cmp -s "$tmp/w8.bin" "$tmp/w32.bin" && ok ||
     bad "--weights q8"
+# --fast is --precision fast: the same bytes, and not auto's on BF16 weights
+b16=$fx/conv_dint_mean_groupnorm_bf16.safetensors
+"$bin" $b16 1,2,3,4,5,6,7,8,9 "$tmp/fa.bin" --fast && "$bin" $b16 1,2,3,4,5,6,7,8,9 "$tmp/fp.bin" --precision fast &&
+    "$bin" $b16 1,2,3,4,5,6,7,8,9 "$tmp/au.bin" && cmp -s "$tmp/fa.bin" "$tmp/fp.bin" && ! cmp -s "$tmp/fa.bin" "$tmp/au.bin" &&
+    ok || bad "--fast is not --precision fast"
 # --map copy reads the weights from the model's own copy: the same logits as the mapped file
 "$bin" $fx/$name.safetensors "$ids" "$tmp/mc.bin" --map copy && cmp -s "$tmp/base.bin" "$tmp/mc.bin" && ok ||
     bad "--map copy changed the logits"
