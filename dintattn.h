@@ -3479,11 +3479,9 @@ DINTATTN__DOT_Q8(dintattn__dot_q8_avx512, DINTATTN__AVX512, __m512, 16, _mm512_s
 #pragma GCC diagnostic pop
 #endif
 
-/* e^x for 8 floats: x = k ln2 + r, |r| <= ln2/2, e^r by Cephes' expf polynomial (about 1 ulp);
-   below -87.3 (where expf leaves the normal range) the result is 0. */
-/* exp(x) in f32 as Cephes's expf: x = k ln 2 + r (ln 2 in two parts), a degree-5 polynomial in r
-   (times r^2, plus r + 1), times 2^k; below EXP_LO, 0. The constants' one home, for the 8- and
-   16-lane versions. */
+/* e^x in f32 as Cephes' expf (about 1 ulp): x = k ln 2 + r, |r| <= ln 2 / 2 (ln 2 in two parts),
+   a degree-5 polynomial in r (times r^2, plus r + 1), times 2^k; below EXP_LO (where expf leaves
+   the normal range) 0. The constants' one home, for the 8- and 16-lane versions. */
 #define DINTATTN__EXP_LO -87.33f
 #define DINTATTN__EXP_HI 88.37f
 #define DINTATTN__EXP_LOG2E 1.44269504088896341f
@@ -4136,7 +4134,6 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
    adds to 16 outputs, and NT tokens x 32 rows of accumulators stay in registers over the whole
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
-
 
 /* The offsets of 16 consecutive rows `stride` apart, for the packers' gathers */
 DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
@@ -6399,8 +6396,6 @@ static void dintattn__expand_factors(dintattn_session *s, int n, const dintattn_
                     p->up + (size_t)h * d * r, r, 1.0, p->out + (size_t)h * d, width);
 }
 
-/* Q1, K1, Q2, K2 and V of the chunk's n rows at positions pos0..: queries into s->q1 and s->q2
-   ([n][heads * d]), keys and values into the cache. */
 /* Runs fn over the chunk's n tokens in units of DINTATTN__TOKEN_UNIT (unit u: tokens
    [u * TOKEN_UNIT, ...)), on the pool for a prompt and on the caller for a token or a few */
 #define DINTATTN__TOKEN_UNIT 8
@@ -6453,6 +6448,8 @@ static void dintattn__qk_rows_unit(void *ctx, int64_t unit, int tid)
             dintattn__cache_put(&s->v, j->l, h, pos0 + t, s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
 }
 
+/* Q1, K1, Q2, K2 and V of the chunk's n rows at positions pos0..: queries into s->q1 and s->q2
+   ([n][heads * d]), keys and values into the cache. */
 static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
 {
     const dintattn_model *m = s->model;

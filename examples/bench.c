@@ -1099,7 +1099,6 @@ int main(int argc, char **argv)
         rc = cli_fail("warm-up", err.message);
         goto done;
     }
-    dintattn_session_reset(sess);
 
     /* PREFILL_RUNS prefills from an empty cache (as llama-bench repeats): the median, and the
        range; the cache holds the last one's tokens for the decode */
