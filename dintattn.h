@@ -5819,6 +5819,8 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
 /* One product of a batch: Y (+)= X @ M^T over the chunk's rows (X rows M->cols wide, stride ldx;
    Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never added to). In
    decode, with swiglu_up: y = silu(M x) * (swiglu_up x), row by row. */
+enum { DINTATTN__ON_ROWS, DINTATTN__ON_PANELS, DINTATTN__ON_AMX }; /* see dintattn__prompt_act */
+
 typedef struct dintattn__product {
     const dintattn__mat *M;
     const float *bias;                      /* added to every row's result (ffn_bias), or NULL */
@@ -5828,7 +5830,8 @@ typedef struct dintattn__product {
     float *y;
     double *y64;
     int ldx, ldy, add;
-    int act;                                /* set by dintattn__products: x as f32, int8 or bf16 */
+    int act;                                /* set by dintattn__products: x as f32, int8 or bf16 ... */
+    int where;                              /* ... and where a prompt's product runs (DINTATTN__ON_*) */
 } dintattn__product;
 
 static dintattn__product dintattn__product_f32(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy,
@@ -6145,7 +6148,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
 #ifdef DINTATTN__HAVE_AMX
-    if (p->act == DINTATTN__ACT_BF16 && s->amx) { /* bf16 panels of any type but F32 */
+    if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
         if (p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4) dintattn__pack_qb16(p->M, r0, panel);
         else s->k->w[p->M->type].pack(p->M, r0, panel);
         dintattn__amx_begin();
@@ -6181,8 +6184,6 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
    activations (dintattn__act's, except that at precision FAST Q8/Q4 products on AMX tiles multiply
    bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs them) and sets *where:
    DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's packed panels), _ON_AMX. */
-enum { DINTATTN__ON_ROWS, DINTATTN__ON_PANELS, DINTATTN__ON_AMX };
-
 static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int *where)
 {
     const int act = dintattn__act_of(s, type);
@@ -6194,8 +6195,11 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
 #endif
     *where = DINTATTN__ON_PANELS;
 #ifdef DINTATTN__HAVE_AMX
-    /* int8 sums scaled per block of 32 do not pay on tiles (each block's sums would leave the tiles);
-       precision FAST takes Q8/Q4 prompts to bf16 tiles instead */
+    /* int8 sums scaled per block of 32 do not pay on tiles: each block's 16 x 16 sums leave the
+       tiles through memory to be scaled in vector registers, and a microbenchmark of that
+       (tdpbssd on blocks of 32, the next block's tiles issued before this one's scaling) ran
+       1.2-1.3x the VNNI panel, 2026-11-27, bound by the tile loads and stores rather than the
+       vector work. Precision FAST takes Q8/Q4 prompts to bf16 tiles instead. */
     if (s->precision == DINTATTN_PRECISION_FAST && act != DINTATTN__ACT_F32 && s->amx) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16;
@@ -6204,16 +6208,19 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
     return act;
 }
 
-/* Whether product p of n tokens runs on packed panels (or tiles), with its activations set */
+/* Whether product p of n tokens runs on packed panels (or tiles), with its activations and
+   p->where set (DINTATTN__ON_ROWS when it does not) */
 static int dintattn__gemm_takes(const dintattn_session *s, dintattn__product *p, int n)
 {
     const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
     int where, act;
+    p->where = DINTATTN__ON_ROWS;
     if (n < DINTATTN__GEMM_MIN_TOKENS) return 0;
     act = dintattn__prompt_act(s, p->M->type, &where);
     if (where == DINTATTN__ON_ROWS) return 0;
     if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
     p->act = act;
+    p->where = where;
     return 1;
 }
 
@@ -6300,7 +6307,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
             for (k = 0; k < (job->cols + 31) / 32 * 32; k++) /* zero up to a multiple of 32 (AMX) */
                 s->xb[(size_t)t * ld + k] = k < job->cols ? dintattn__f32_to_bf16(x[k]) : 0;
     }
-    if (!job->packed || (!int8 && s->amx)) return; /* AMX reads the bf16 rows as they are */
+    if (!job->packed) return;
     for (t = 0; t < nt && t0 + t < job->n; t++) {
         if (int8) xq[t] = dintattn__xq_row(s, t0 + t);
         else xb[t] = s->xb + (size_t)(t0 + t) * ld;
@@ -6336,7 +6343,9 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             const int nt = q[k].act == DINTATTN__ACT_INT8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
             DINTATTN_ASSERT(!prepared[q[k].act] && (size_t)q[k].M->cols <= s->xq_ld);
             aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
-            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld;
+            /* the panels' token blocks; AMX reads the bf16 rows as they are (an input's products
+               of one kind of activations run in one place) */
+            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld && q[k].where != DINTATTN__ON_AMX;
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
             prepared[q[k].act] = q[k].x;
         }
