@@ -4340,6 +4340,22 @@ DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, vo
     } while (0)
 DINTATTN__PANEL12(dintattn__panel_f32, DINTATTN__VNNI, float, 1, DINTATTN__GF_TOKEN)
 
+/* dintattn__panel_f32 over one slice of columns, its f32 sums added into the block's double sums
+   (`first`: set), and, with `out`, the totals rounded to f32 there (same layout, t * 32 + i) */
+DINTATTN__VNNI static void dintattn__panel_f32_slice(const void *panel, int cols, const void *xblk, double *sum,
+                                                     int first, float *out)
+{
+    float o[DINTATTN__PANEL * DINTATTN__GB_NT];
+    int i;
+    dintattn__panel_f32(panel, cols, xblk, o);
+    for (i = 0; i < DINTATTN__PANEL * DINTATTN__GB_NT; i += 8) {
+        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
+        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
+        _mm512_storeu_pd(sum + i, v);
+        if (out) _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(v));
+    }
+}
+
 #if !defined(DINTATTN_NO_AMX) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
 #define DINTATTN__HAVE_AMX 1
 /* AMX (Intel's tile units, where the CPU and Linux have them): BF16 prefill on the same panels.
@@ -4729,7 +4745,9 @@ typedef struct dintattn__kernels {
         void (*panel)(const void *panel, int cols, const void *xblk, float *out);
         void (*packf)(const dintattn__mat *M, int r0, void *panel);
     } w[DINTATTN__W_COUNT];
-    void (*panelf)(const void *panel, int cols, const void *xblk, float *out);
+    /* a block of tokens against an f32 panel over a slice of columns, into double sums (see
+       dintattn__panel_f32_slice), or NULL */
+    void (*panelf)(const void *panel, int cols, const void *xblk, double *sum, int first, float *out);
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     /* four queries' scores (rows lda apart) and W @ V (rows ldo apart): 0 where the widths do not
        suit the level (the caller goes query by query), or NULL */
@@ -4778,7 +4796,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL}},
-    dintattn__panel_f32, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
+    dintattn__panel_f32_slice, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
 #endif
@@ -6118,8 +6136,8 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
     for (t0 = 0; t0 < n; t0 += DINTATTN__GB_NT, xp += (size_t)K * DINTATTN__GB_NT) {
         for (k0 = 0; k0 < K; k0 += slice) {
             const int kc = K - k0 < slice ? K - k0 : slice;
-            s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT, out);
-            for (i = 0; i < DINTATTN__PANEL * DINTATTN__GB_NT; i++) sum[i] = (k0 ? sum[i] : 0.0) + out[i];
+            s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT, sum,
+                         !k0, k0 + kc < K || p->y64 ? NULL : out);
         }
         for (t = t0; t < t0 + DINTATTN__GB_NT && t < n; t++) {
             const double *v = sum + (t - t0) * DINTATTN__PANEL;
@@ -6127,8 +6145,7 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
                 for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + r0 + i] = v[i];
                 continue;
             }
-            for (i = 0; i < rows; i++) out[i] = (float)v[i];
-            dintattn__store_panel(p, r0, t, out, rows);
+            dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
         }
     }
 }

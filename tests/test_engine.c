@@ -570,10 +570,11 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
     int t;
     if (tk->f32) {
         float xpf[MAXC * DINTATTN__GB_NT];
+        double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
         if (amx) return 0;
         dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, xpf);
         K->w[M->type].packf(M, r0, panel);
-        K->panelf(panel, tk->cols, xpf, out);
+        K->panelf(panel, tk->cols, xpf, sum, 1, out); /* one slice: its sums rounded back to f32 */
         return 1;
     }
     if (!amx) {

@@ -833,6 +833,56 @@ static void test_model(void **state)
                   (double)size / 1e6, worst_ratio);
 }
 
+/* Not a row of the table: a prompt long enough for the packed panels (>= 8 tokens; 26 make two
+   blocks of 12 and a partial one) on a model whose products span several of the f32 panels'
+   column slices (dim 640: Q/K in 5 slices of 128, V and O in 512 + 128; hidden_dim 1100: w_down in
+   512 + 512 + 76), run from BF16 weights at precision AUTO (f32 activations): the prefill must give
+   what the same tokens decoded one at a time give (matrix-vector rows) and what a prefill at the
+   portable level gives (no panels), to TOL_SELF. */
+static const xmodel wide_prompt = {.name = "wide_prompt", .what = "diff, dim 640, hidden_dim 1100, a 26-token prompt",
+                                   .attention = "diff", .dim = 640, .n_layers = 2, .vocab_size = 97,
+                                   .hidden_dim = 1100, .max_seq_len = 32, .n_heads = 5, .head_dim = 64,
+                                   .res_gain = 0.25};
+
+static void test_wide_prompt(void **state)
+{
+    enum { N = 26 };
+    const size_t V = (size_t)wide_prompt.vocab_size;
+    size_t size;
+    unsigned char *bytes = build_model(&wide_prompt, &size);
+    dintattn_model *m = NULL;
+    dintattn_session *s;
+    dintattn_session_options so;
+    dintattn_error err;
+    float *pre = (float *)malloc(sizeof(float) * V * N), *dec = (float *)malloc(sizeof(float) * V * N);
+    int ids[N], i;
+    double e;
+    (void)state;
+    assert_true(pre && dec);
+    for (i = 0; i < N; i++) ids[i] = (i * 37 + 11) % wide_prompt.vocab_size;
+    if (dintattn_model_load_memory(bytes, size, NULL, &m, &err) != DINTATTN_OK)
+        fail_msg("wide_prompt: refused: %s", err.message);
+    s = new_session(m, 32, 2);
+    if (dintattn_prefill(s, ids, N, pre, 1, &err) != DINTATTN_OK) fail_msg("wide_prompt: %s", err.message);
+    dintattn_session_reset(s);
+    for (i = 0; i < N; i++)
+        if (dintattn_decode(s, ids[i], dec + (size_t)i * V, &err) != DINTATTN_OK) fail_msg("wide_prompt: %s", err.message);
+    e = rel_error(pre, dec, V * N);
+    print_message("  wide_prompt: prefill (%s) against decode: %.3g\n", dintattn_session_prefill_kernel(s, "bf16"), e);
+    if (!(e <= TOL_SELF)) fail_msg("wide_prompt: prefill against decode, error %.3g > %.3g", e, TOL_SELF);
+    dintattn_session_free(s);
+    memset(&so, 0, sizeof so);
+    so.n_ctx = 32, so.n_threads = 2, so.kernels = DINTATTN_KERNELS_PORTABLE;
+    if (dintattn_session_new(m, &so, &s, &err) != DINTATTN_OK) fail_msg("wide_prompt: %s", err.message);
+    if (dintattn_prefill(s, ids, N, dec, 1, &err) != DINTATTN_OK) fail_msg("wide_prompt: %s", err.message);
+    e = rel_error(pre, dec, V * N);
+    print_message("  wide_prompt: against a portable prefill: %.3g\n", e);
+    if (!(e <= TOL_SELF)) fail_msg("wide_prompt: prefill against the portable level's, error %.3g > %.3g", e, TOL_SELF);
+    dintattn_session_free(s);
+    dintattn_model_free(m);
+    free(bytes), free(pre), free(dec);
+}
+
 /* --- main ---------------------------------------------------------------------------------- */
 
 static int write_models(const char *dir)
@@ -875,7 +925,7 @@ static int write_models(const char *dir)
 
 int main(int argc, char **argv)
 {
-    struct CMUnitTest tests[N_MODELS];
+    struct CMUnitTest tests[N_MODELS + 1];
     int i, k, n = 0;
     if (argc == 3 && strcmp(argv[1], "--write") == 0) return write_models(argv[2]);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) {
@@ -893,6 +943,12 @@ int main(int argc, char **argv)
         tests[n].name = models[i].name;
         tests[n].test_func = test_model;
         tests[n].initial_state = (void *)(uintptr_t)&models[i];
+        n++;
+    }
+    if (argc == 1 || (argc == 2 && strcmp(argv[1], wide_prompt.name) == 0)) {
+        memset(&tests[n], 0, sizeof tests[n]);
+        tests[n].name = wide_prompt.name;
+        tests[n].test_func = test_wide_prompt;
         n++;
     }
     if (n == 0) {
