@@ -52,7 +52,8 @@
                printed: the same with the bytes of the KV cache (and DINT's S) each token reads
                added (dintattn_session_kv_bytes, at --kv), which matters at long contexts
                (kv_bytes_per_token: the mean over decode)
-     prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s, where the model FLOPs are
+     prefill GEMM fraction    = prefill model GFLOP/s / sgemm GFLOP/s (as configured, and with
+               OPENBLAS_CORETYPE unset when it is set), where the model FLOPs are
                those of the weight matrices only: 2 * N * (matrix parameters of all layers)
                + 2 * V * D (LM head, last token). Attention FLOPs (q.k and W.v over the causal
                triangle, N(N+1)/2 pairs per head) are printed separately and not in the ratio.
@@ -75,7 +76,7 @@
    --json prints one JSON object with all of it; figures that were not measured are null. Among
    them: sgemm_gflop_s (as configured) and sgemm_unset_gflop_s (with OPENBLAS_CORETYPE unset: the
    same figure when the variable is not set, null when the child run failed, with
-   sgemm_unset_error); peak_f32_gflop_s, peak_bf16_gflop_s, peak_int8_gop_s and the instruction
+   sgemm_unset_error), prefill_gemm_fraction and prefill_gemm_unset_fraction against them; peak_f32_gflop_s, peak_bf16_gflop_s, peak_int8_gop_s and the instruction
    sets they ran (peak_*_isa); prefill_f32_peak_fraction, prefill_bf16_peak_fraction,
    prefill_int8_peak_fraction; bandwidth_1thread_gb_s; weights_held; precision;
    quality_reference ("f32", "file (bf16)", ...; null when not compared) and quality_note.
@@ -1230,6 +1231,7 @@ int main(int argc, char **argv)
                    "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
                    "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f",
                    model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
+            json_num("prefill_gemm_unset_fraction", "%.4f", gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0, gemm_unset > 0);
             json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
             json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
             json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
@@ -1288,8 +1290,10 @@ int main(int argc, char **argv)
             printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
                    "cache read too (%.2f MB/token on average) %.3f\n",
                    roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
-            printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)\n", gfrac,
+            printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)", gfrac,
                    coretype ? ", as configured" : "");
+            if (coretype && gemm_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", pre_gflop_s / gemm_unset);
+            printf("\n");
             printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
             if (on_amx) printf(f_amx > 0 ? "; %.3f of the AMX bf16 peak" : "; AMX bf16 peak not available", f_amx);
             else if (int8_held && !on_f32) printf(f_int8 > 0 ? "; %.3f of the int8 dot peak" : "; int8 dot peak not available", f_int8);

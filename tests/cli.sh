@@ -116,7 +116,8 @@ if [ -x "$bench" ]; then
     if "$bench" models/dint-kjv.safetensors --prompt 8 --gen 4 --weights q4 --precision exact --kv q8 --json >"$tmp/bench.json" 2>"$tmp/bench.err" &&
         grep -q '"weights": "q4"' "$tmp/bench.json" && grep -q '"precision": "exact"' "$tmp/bench.json" &&
         grep -q '"kv": "q8"' "$tmp/bench.json" &&
-        grep -q '"peak_f32_gflop_s": [0-9]' "$tmp/bench.json" && grep -q '"quality_reference": "f32"' "$tmp/bench.json"; then
+        grep -q '"peak_f32_gflop_s": [0-9]' "$tmp/bench.json" && grep -q '"quality_reference": "f32"' "$tmp/bench.json" &&
+        grep -q '"prefill_gemm_unset_fraction": [0-9]' "$tmp/bench.json"; then
         ok
     else
         bad "bench --weights q4 --precision exact --kv q8"; cat "$tmp/bench.err"
