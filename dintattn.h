@@ -2822,14 +2822,19 @@ DINTATTN__OPTION(dintattn_map, dintattn_map_name, dintattn_map_parse, dintattn__
    5. Math kernels
    ============================================================================================ */
 
-/* out = x / sqrt(mean(x^2) + eps) * w; sums in double to match a float64 reference closely. */
+/* out = x / sqrt(mean(x^2) + eps) * w; sums in double to match a float64 reference closely, in
+   four chains (one waits on each addition's latency) */
 static void dintattn__rmsnorm(float *out, const float *x, const float *w, int n, double eps)
 {
-    double ss = 0;
+    double ss[4] = {0, 0, 0, 0};
     float inv;
     int i;
-    for (i = 0; i < n; i++) ss += (double)x[i] * x[i];
-    inv = (float)(1.0 / sqrt(ss / n + eps));
+    for (i = 0; i + 4 <= n; i += 4) {
+        ss[0] += (double)x[i] * x[i], ss[1] += (double)x[i + 1] * x[i + 1];
+        ss[2] += (double)x[i + 2] * x[i + 2], ss[3] += (double)x[i + 3] * x[i + 3];
+    }
+    for (; i < n; i++) ss[0] += (double)x[i] * x[i];
+    inv = (float)(1.0 / sqrt(((ss[0] + ss[1]) + (ss[2] + ss[3])) / n + eps));
     for (i = 0; i < n; i++) out[i] = x[i] * inv * w[i];
 }
 
