@@ -76,8 +76,9 @@
    --json prints one JSON object with all of it; figures that were not measured are null. Among
    them: sgemm_gflop_s (as configured) and sgemm_unset_gflop_s (with OPENBLAS_CORETYPE unset: the
    same figure when the variable is not set, null when the child run failed, with
-   sgemm_unset_error), prefill_gemm_fraction and prefill_gemm_unset_fraction against them; peak_f32_gflop_s, peak_bf16_gflop_s, peak_int8_gop_s and the instruction
-   sets they ran (peak_*_isa); prefill_f32_peak_fraction, prefill_bf16_peak_fraction,
+   sgemm_unset_error), prefill_gemm_fraction and prefill_gemm_unset_fraction against them;
+   peak_f32_gflop_s, peak_bf16_gflop_s, peak_int8_gop_s and the instruction sets they ran
+   (peak_*_isa); prefill_f32_peak_fraction, prefill_bf16_peak_fraction,
    prefill_int8_peak_fraction; bandwidth_1thread_gb_s; weights_held; precision;
    quality_reference ("f32", "file (bf16)", ...; null when not compared) and quality_note.
    --batch B sets the session's n_batch (tokens per internal prefill step; 0 = the engine's
@@ -1187,6 +1188,7 @@ int main(int argc, char **argv)
     {
         double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
         double roof = limit_s / decode_s, roof_kv = limit_kv_s / decode_s, gfrac = pre_gflop_s / gemm;
+        double gfrac_unset = gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0;
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
         /* the peak of the unit the library runs the prompt's products on */
         const int on_amx = !strcmp(pkernel, "amx bf16 tiles"), on_f32 = !strcmp(pkernel, "sgemm") || !strcmp(pkernel, "f32 panels");
@@ -1231,7 +1233,7 @@ int main(int argc, char **argv)
                    "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
                    "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f",
                    model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
-            json_num("prefill_gemm_unset_fraction", "%.4f", gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0, gemm_unset > 0);
+            json_num("prefill_gemm_unset_fraction", "%.4f", gfrac_unset, gfrac_unset > 0);
             json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
             json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
             json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
@@ -1292,7 +1294,7 @@ int main(int argc, char **argv)
                    roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
             printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)", gfrac,
                    coretype ? ", as configured" : "");
-            if (coretype && gemm_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", pre_gflop_s / gemm_unset);
+            if (coretype && gfrac_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", gfrac_unset);
             printf("\n");
             printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
             if (on_amx) printf(f_amx > 0 ? "; %.3f of the AMX bf16 peak" : "; AMX bf16 peak not available", f_amx);
