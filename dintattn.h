@@ -229,6 +229,18 @@ typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECI
    row. Attention reads the cache back in f32, so prefill, decode and chunks see the same keys. */
 typedef enum { DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8 } dintattn_kv_type;
 
+/* What a session runs a prompt's products of one weight type on (dintattn_session_prefill_unit):
+   OpenBLAS's sgemm (f32 activations), the level's matrix-vector rows (a level without packed
+   panels), packed panels of f32, bf16 or int8 activations (AVX-512), or AMX's bf16 tiles. */
+typedef enum {
+    DINTATTN_PREFILL_SGEMM,
+    DINTATTN_PREFILL_ROWS,
+    DINTATTN_PREFILL_F32_PANELS,
+    DINTATTN_PREFILL_BF16_PANELS,
+    DINTATTN_PREFILL_INT8_PANELS,
+    DINTATTN_PREFILL_AMX_BF16
+} dintattn_prefill_unit;
+
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct dintattn_session_options {
     int n_ctx;      /* tokens the session can hold; 0 = the model's max_seq_len (the maximum) */
@@ -376,10 +388,14 @@ DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *sess);
 /* The kernel level the session runs (never AUTO). */
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *sess);
 /* What a prompt's products of weights held as `type` ("f32", "f16", "bf16", "q8", "q4": a
-   dintattn_tensor_info's type) run on in this session: "sgemm" (OpenBLAS), "f32 panels", "bf16
-   panels", "int8 panels", "amx bf16 tiles" or "rows" (the level has no packed panels); NULL for
-   another name. */
-DINTATTN_API const char *dintattn_session_prefill_kernel(const dintattn_session *sess, const char *type);
+   dintattn_tensor_info's type) run on in this session; DINTATTN_ERR_ARG for another name. */
+DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *sess, const char *type,
+                                                           dintattn_prefill_unit *out, dintattn_error *err);
+/* "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels", "amx bf16 tiles" <->
+   dintattn_prefill_unit. */
+DINTATTN_API const char *dintattn_prefill_unit_name(dintattn_prefill_unit u);
+DINTATTN_API dintattn_result dintattn_prefill_unit_parse(const char *name, dintattn_prefill_unit *out,
+                                                         dintattn_error *err);
 /* Installs (or, with NULL, removes) a hook that sees every final attention row. */
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *sess, dintattn_attn_hook hook,
                                                  void *user);
@@ -2797,6 +2813,8 @@ static const char *const dintattn__precision_names[] = {"auto", "exact", "fast",
 static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
 static const char *const dintattn__kv_names[] = {"f32", "bf16", "q8", NULL};
 static const char *const dintattn__map_names[] = {"auto", "file", "copy", NULL};
+static const char *const dintattn__prefill_unit_names[] = {"sgemm",       "rows",        "f32 panels",
+                                                           "bf16 panels", "int8 panels", "amx bf16 tiles", NULL};
 
 /* An option's name <-> value: NAME_FN(v) gives names[v] (NULL out of [0, LAST]), PARSE_FN looks
    the name up (DINTATTN_ERR_ARG, naming WHAT and the names, for any other). */
@@ -2817,6 +2835,8 @@ DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision
                  "precision", DINTATTN_PRECISION_FAST)
 DINTATTN__OPTION(dintattn_kv_type, dintattn_kv_name, dintattn_kv_parse, dintattn__kv_names, "kv", DINTATTN_KV_Q8)
 DINTATTN__OPTION(dintattn_map, dintattn_map_name, dintattn_map_parse, dintattn__map_names, "map", DINTATTN_MAP_COPY)
+DINTATTN__OPTION(dintattn_prefill_unit, dintattn_prefill_unit_name, dintattn_prefill_unit_parse,
+                 dintattn__prefill_unit_names, "prefill unit", DINTATTN_PREFILL_AMX_BF16)
 
 /* ============================================================================================
    5. Math kernels
@@ -6246,16 +6266,22 @@ static int dintattn__gemm_takes(const dintattn_session *s, dintattn__product *p,
     return 1;
 }
 
-DINTATTN_API const char *dintattn_session_prefill_kernel(const dintattn_session *s, const char *type)
+DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *s, const char *type,
+                                                           dintattn_prefill_unit *out, dintattn_error *err)
 {
     int t, where, act;
     for (t = 0; t < DINTATTN__W_COUNT && (!type || strcmp(type, dintattn__wtypes[t].name)); t++) {}
-    if (t == DINTATTN__W_COUNT) return NULL;
+    if (t == DINTATTN__W_COUNT)
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",
+                              type ? type : "(null)");
     act = dintattn__prompt_act(s, (dintattn__wtype)t, &where);
-    if (where == DINTATTN__ON_AMX) return "amx bf16 tiles";
-    if (where == DINTATTN__ON_PANELS)
-        return act == DINTATTN__ACT_INT8 ? "int8 panels" : act == DINTATTN__ACT_BF16 ? "bf16 panels" : "f32 panels";
-    return act == DINTATTN__ACT_F32 ? "sgemm" : "rows";
+    if (where == DINTATTN__ON_AMX) *out = DINTATTN_PREFILL_AMX_BF16;
+    else if (where == DINTATTN__ON_PANELS)
+        *out = act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
+               : act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
+                                           : DINTATTN_PREFILL_F32_PANELS;
+    else *out = act == DINTATTN__ACT_F32 ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    return DINTATTN_OK;
 }
 
 /* A block of DINTATTN__GQ_NT tokens' int8 activations (the first n of them; the rest zero)

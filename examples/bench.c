@@ -1037,7 +1037,8 @@ int main(int argc, char **argv)
     const dintattn_config *c;
     quality qual;
     shape *shapes = NULL;
-    int ns, factored, N, M, ctx, i, tok, rc, k, int8_held, bf16_held;
+    int ns, factored, N, M, ctx, i, tok, rc, k, int8_held, bf16_held, unit_known;
+    dintattn_prefill_unit unit = DINTATTN_PREFILL_SGEMM;
     long long params;
     const char *kernels, *precision, *pkernel, *coretype, *peak_isa[PEAK_KINDS];
     char held[16], why[160] = "", t1[48], t2[48], t3[48];
@@ -1080,8 +1081,8 @@ int main(int argc, char **argv)
     }
     kernels = dintattn_kernels_name(dintattn_session_kernels(sess));
     precision = dintattn_precision_name(dintattn_session_precision(sess));
-    pkernel = dintattn_session_prefill_kernel(sess, held);
-    if (!pkernel) pkernel = "?";
+    unit_known = dintattn_session_prefill_unit(sess, held, &unit, &err) == DINTATTN_OK;
+    pkernel = unit_known ? dintattn_prefill_unit_name(unit) : "?";
     prompt = (int *)malloc(sizeof(int) * (size_t)N);
     logits = (float *)malloc(sizeof(float) * (size_t)c->vocab_size);
     if (!prompt || !logits) {
@@ -1191,7 +1192,8 @@ int main(int argc, char **argv)
         double gfrac_unset = gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0;
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
         /* the peak of the unit the library runs the prompt's products on */
-        const int on_amx = !strcmp(pkernel, "amx bf16 tiles"), on_f32 = !strcmp(pkernel, "sgemm") || !strcmp(pkernel, "f32 panels");
+        const int on_amx = unit_known && unit == DINTATTN_PREFILL_AMX_BF16;
+        const int on_f32 = unit_known && (unit == DINTATTN_PREFILL_SGEMM || unit == DINTATTN_PREFILL_F32_PANELS);
         double f_int8 = int8_held && !on_amx && !on_f32 && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
         double f_bf16 = bf16_held && !on_amx && !on_f32 && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
         double f_amx = on_amx && peak[PEAK_AMX] > 0 ? pre_gflop_s / peak[PEAK_AMX] : 0;

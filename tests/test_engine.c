@@ -888,6 +888,44 @@ static void test_int8_activations(void **state)
         }
 }
 
+/* dintattn_session_prefill_unit: what a prompt's products run on, as documented at each level
+   (dintattn_precision, dintattn_prefill_unit), and the units' names both ways. */
+static void test_prefill_unit(void **state)
+{
+    dintattn_model *m = load_weights(fx[0].name, DINTATTN_WEIGHTS_Q8);
+    dintattn_session *e = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_EXACT);
+    dintattn_session *a = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_AUTO);
+    const int avx512 = dintattn_session_kernels(a) == DINTATTN_KERNELS_AVX512;
+    dintattn_prefill_unit u, v;
+    dintattn_error err;
+    int k;
+    (void)state;
+    for (k = DINTATTN_PREFILL_SGEMM; k <= DINTATTN_PREFILL_AMX_BF16; k++) {
+        assert_non_null(dintattn_prefill_unit_name((dintattn_prefill_unit)k));
+        assert_int_equal(dintattn_prefill_unit_parse(dintattn_prefill_unit_name((dintattn_prefill_unit)k), &v, &err), DINTATTN_OK);
+        assert_int_equal(v, k);
+    }
+    assert_null(dintattn_prefill_unit_name((dintattn_prefill_unit)k));
+    assert_string_equal(dintattn_prefill_unit_name(DINTATTN_PREFILL_INT8_PANELS), "int8 panels");
+    assert_int_equal(dintattn_prefill_unit_parse("tiles", &v, &err), DINTATTN_ERR_ARG);
+    assert_int_equal(dintattn_session_prefill_unit(a, "q5", &u, &err), DINTATTN_ERR_ARG);
+    assert_non_null(strstr(err.message, "\"q5\""));
+    assert_int_equal(dintattn_session_prefill_unit(a, NULL, &u, &err), DINTATTN_ERR_ARG);
+    /* EXACT: f32 activations; Q8 and Q4 weights have no f32 panels, so sgemm at every level */
+    assert_int_equal(dintattn_session_prefill_unit(e, "q8", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
+    assert_int_equal(dintattn_session_prefill_unit(e, "q4", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
+    /* AUTO: int8 activations on AVX-512's int8 panels, the rows below it */
+    assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    assert_int_equal(dintattn_session_prefill_unit(a, "f32", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
+    dintattn_session_free(e);
+    dintattn_session_free(a);
+    dintattn_model_free(m);
+}
+
 /* Precision FAST with Q8 and Q4 weights: where the CPU has AMX a prompt's products run on its bf16
    tiles (the weights rounded to bf16, bf16 activations), which moves the logits from EXACT's (the
    same weights, f32 activations) by at most about what AUTO's int8 activations do (0.26-1.04 times
@@ -904,7 +942,7 @@ static void test_fast_q8_q4_prompts(void **state)
             dintattn_model *m = load_weights(conv[f].name, how[k]);
             const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
             dintattn_session *s = test_session_kv(m, 0, 0, 1, DINTATTN_PRECISION_FAST, DINTATTN_KV_F32);
-            const char *on = dintattn_session_prefill_kernel(s, dintattn_weights_name(how[k]));
+            dintattn_prefill_unit on;
             float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
             float *a = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_AUTO);
             float *p = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 2, DINTATTN_PRECISION_FAST);
@@ -913,10 +951,10 @@ static void test_fast_q8_q4_prompts(void **state)
             float *p8 = run_p(m, conv[f].ids, n8, n8, 0, 1, DINTATTN_PRECISION_FAST);
             float *d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 1, DINTATTN_PRECISION_FAST);
             const double ea = rel_error(a, exact, n), ep = rel_error(p, exact, n);
-            assert_non_null(on);
+            assert_int_equal(dintattn_session_prefill_unit(s, dintattn_weights_name(how[k]), &on, NULL), DINTATTN_OK);
             avx512 += dintattn_session_kernels(s) == DINTATTN_KERNELS_AVX512;
             dintattn_session_free(s);
-            if (strcmp(on, "amx bf16 tiles")) {
+            if (on != DINTATTN_PREFILL_AMX_BF16) {
                 assert_memory_equal(p, a, sizeof(float) * n);
             } else {
                 if (!(ep > 1e-6 && ep < 0.05 && ep < 2 * ea))
@@ -1764,6 +1802,7 @@ int main(void)
         cmocka_unit_test(test_activation_quantization_levels_agree),
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
+        cmocka_unit_test(test_prefill_unit),
         cmocka_unit_test(test_fast_q8_q4_prompts),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
         cmocka_unit_test(test_packed_panels_match_row_kernels),

@@ -853,6 +853,7 @@ static void test_wide_prompt(void **state)
     dintattn_model *m = NULL;
     dintattn_session *s;
     dintattn_session_options so;
+    dintattn_prefill_unit unit;
     dintattn_error err;
     float *pre = (float *)malloc(sizeof(float) * V * N), *dec = (float *)malloc(sizeof(float) * V * N);
     int ids[N], i;
@@ -868,7 +869,8 @@ static void test_wide_prompt(void **state)
     for (i = 0; i < N; i++)
         if (dintattn_decode(s, ids[i], dec + (size_t)i * V, &err) != DINTATTN_OK) fail_msg("wide_prompt: %s", err.message);
     e = rel_error(pre, dec, V * N);
-    print_message("  wide_prompt: prefill (%s) against decode: %.3g\n", dintattn_session_prefill_kernel(s, "bf16"), e);
+    assert_int_equal(dintattn_session_prefill_unit(s, "bf16", &unit, NULL), DINTATTN_OK);
+    print_message("  wide_prompt: prefill (%s) against decode: %.3g\n", dintattn_prefill_unit_name(unit), e);
     if (!(e <= TOL_SELF)) fail_msg("wide_prompt: prefill against decode, error %.3g > %.3g", e, TOL_SELF);
     dintattn_session_free(s);
     memset(&so, 0, sizeof so);
