@@ -106,8 +106,8 @@ examples/attention $(BUILD)/attention: examples/textgen.h examples/server_http.h
 examples/needle $(BUILD)/needle: examples/server_http.h
 # examples/cli.h: what the examples' command lines share (engine options, model/tokenizer/session
 # loading, number, id-list and file reading)
-examples/logits examples/generate examples/bench examples/score examples/attention examples/needle: examples/cli.h
-$(BUILD)/logits $(BUILD)/generate $(BUILD)/bench $(BUILD)/score $(BUILD)/attention $(BUILD)/needle: examples/cli.h
+examples/logits examples/generate examples/bench examples/score examples/attention examples/needle examples/server: examples/cli.h
+$(BUILD)/logits $(BUILD)/generate $(BUILD)/bench $(BUILD)/score $(BUILD)/attention $(BUILD)/needle $(BUILD)/server: examples/cli.h
 check-server: $(BUILD)/server
 	bash tests/server_test.sh $(BUILD)/server
 

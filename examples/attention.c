@@ -125,6 +125,7 @@ static int metric_parse(const char *s)
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
+    static const char *const switches[] = {"--json", NULL};
     int i;
     long v;
     memset(a, 0, sizeof *a);
@@ -132,20 +133,15 @@ static int parse_args(int argc, char **argv, args *a)
     a->svg_layer = -1;
     a->svg_metric = -1;
     for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *f = argv[i], *val;
         int bad = 0;
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
-        if (f[0] != '-') {
-            if (a->eng.model) return cli_fail("more than one MODEL given", f);
-            a->eng.model = f;
-            continue;
+        switch (cli_arg(argc, argv, &i, switches, &a->eng, &val)) {
+        case CLI_ARG_VALUE: break;
+        case CLI_ARG_SWITCH: a->json = 1; continue;
+        case CLI_ARG_MODEL: continue;
+        case CLI_ARG_HELP: return 2;
+        default: return 1;
         }
-        if (!strcmp(f, "--json")) {
-            a->json = 1;
-            continue;
-        }
-        if (!val) return cli_fail("missing value for", f);
-        i++;
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) bad = a->prompt != NULL, a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) bad = a->file != NULL, a->file = val;
         else if (!strcmp(f, "--ids")) bad = a->ids != NULL, a->ids = val;

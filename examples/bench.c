@@ -162,51 +162,44 @@ typedef struct args {
 /* Returns 0, 1 for an error (printed), 3 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
+    static const char *const switches[] = {"--json", NULL};
     int i, r;
     dintattn_error err;
     memset(a, 0, sizeof *a);
     cli_engine_init(&a->eng);
-    a->eng.model = DEFAULT_MODEL;
     a->prompt = 512;
     a->gen = 128;
     a->eng.precision = DINTATTN_PRECISION_AUTO;
     for (i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        int *dst = NULL;
-        long lo = 1;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            fputs(usage, stdout);
-            return 3;
-        }
-        if (!strcmp(o, "--json")) { a->json = 1; continue; }
-        if (o[0] != '-') { a->eng.model = o; continue; }
-        if (strcmp(o, "--weights") && strcmp(o, "--map") && strcmp(o, "--prompt") && strcmp(o, "--gen") && strcmp(o, "--threads") &&
-            strcmp(o, "--batch") && strcmp(o, "--kernels") && strcmp(o, "--precision") && strcmp(o, "--kv")) {
-            fprintf(stderr, "bench: unknown option '%s' (see --help)\n", o);
-            return 1;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "bench: %s needs a value (see --help)\n", o);
-            return 1;
+        const char *o = argv[i], *val;
+        int *dst;
+        long lo = 1, hi = INT_MAX;
+        switch (cli_arg(argc, argv, &i, switches, &a->eng, &val)) {
+        case CLI_ARG_VALUE: break;
+        case CLI_ARG_SWITCH: a->json = 1; continue;
+        case CLI_ARG_MODEL: continue;
+        case CLI_ARG_HELP: fputs(usage, stdout); return 3;
+        default: return 1;
         }
         if (!strcmp(o, "--kernels")) { /* checked at the end, as $DINTATTN_KERNELS */
-            a->eng.kernels_text = argv[++i], a->eng.kernels_from = o;
+            a->eng.kernels_text = val, a->eng.kernels_from = o;
             continue;
         }
-        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV, o, argv[i + 1], &err)) >= 0) {
+        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV, o, val, &err)) >= 0) {
             if (r) return cli_fail(o, err.message);
-            i++;
             continue;
         }
         if (!strcmp(o, "--prompt")) dst = &a->prompt;
         else if (!strcmp(o, "--gen")) dst = &a->gen;
-        else if (!strcmp(o, "--threads")) dst = &a->eng.threads;
-        else { dst = &a->batch; lo = 0; }
-        if (cli_parse_int(argv[++i], lo, dst == &a->eng.threads ? 1024 : INT_MAX, dst)) {
-            fprintf(stderr, "bench: %s needs an integer >= %ld, not '%s'\n", o, lo, argv[i]);
+        else if (!strcmp(o, "--threads")) dst = &a->eng.threads, hi = 1024;
+        else if (!strcmp(o, "--batch")) dst = &a->batch, lo = 0;
+        else return cli_fail("unknown option (see --help)", o);
+        if (cli_parse_int(val, lo, hi, dst)) {
+            fprintf(stderr, "bench: %s needs an integer in [%ld, %ld], not '%s'\n", o, lo, hi, val);
             return 1;
         }
     }
+    if (!a->eng.model) a->eng.model = DEFAULT_MODEL;
     return cli_engine_done(&a->eng);
 }
 

@@ -13,6 +13,8 @@
                        (cli_engine_init, cli_engine_option, cli_engine_done), and what is made
                        from them: cli_load_model, cli_load_tokenizer, cli_session_options,
                        cli_session_new
+     cli_arg           one word of an argument loop: MODEL, --help, a switch, or a flag and its
+                       value
      cli_text_ids      the ids of -p TEXT, -f FILE or --ids LIST, checked against the vocabulary
                        (only when textgen.h is included first: it encodes with tg_encode)
 
@@ -238,6 +240,29 @@ CLI_FN int cli_engine_option(cli_engine *e, unsigned accept, const char *flag, c
         return dintattn_kernels_parse(val, &e->kernels, err) != DINTATTN_OK;
     }
     return -1;
+}
+
+/* One word of an example's argument loop, argv[*i]: CLI_ARG_HELP for -h or --help; CLI_ARG_MODEL
+   for a word not starting with '-', the MODEL (into e->model; a second one is CLI_ARG_FAIL);
+   CLI_ARG_SWITCH for one of switches (NULL-terminated, or NULL), which takes no value; any other
+   flag is CLI_ARG_VALUE, *val being the next word (*i moves past it; CLI_ARG_FAIL when there is
+   none). Prints its failures. */
+enum { CLI_ARG_FAIL = -1, CLI_ARG_HELP, CLI_ARG_MODEL, CLI_ARG_SWITCH, CLI_ARG_VALUE };
+CLI_FN int cli_arg(int argc, char **argv, int *i, const char *const *switches, cli_engine *e, const char **val)
+{
+    const char *f = argv[*i];
+    *val = NULL;
+    if (!strcmp(f, "-h") || !strcmp(f, "--help")) return CLI_ARG_HELP;
+    if (f[0] != '-') {
+        if (e->model) return cli_fail("more than one MODEL given", f), CLI_ARG_FAIL;
+        e->model = f;
+        return CLI_ARG_MODEL;
+    }
+    for (; switches && *switches; switches++)
+        if (!strcmp(f, *switches)) return CLI_ARG_SWITCH;
+    if (*i + 1 >= argc) return cli_fail("missing value for", f), CLI_ARG_FAIL;
+    *val = argv[++*i];
+    return CLI_ARG_VALUE;
 }
 
 /* Parses the kernel level text (NULL: *k stays) into *k; a bad one is printed as

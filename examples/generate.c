@@ -104,6 +104,7 @@ typedef struct args {
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
+    static const char *const switches[] = {"--chat", NULL};
     int i;
     long v;
     memset(a, 0, sizeof *a);
@@ -115,20 +116,15 @@ static int parse_args(int argc, char **argv, args *a)
     a->sampling.min_p = 0.05f;
     a->sampling.repeat_penalty = 1.1f;
     for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *f = argv[i], *val;
         int bad = 0;
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
-        if (f[0] != '-') {
-            if (a->eng.model) return cli_fail("more than one MODEL given", f);
-            a->eng.model = f;
-            continue;
+        switch (cli_arg(argc, argv, &i, switches, &a->eng, &val)) {
+        case CLI_ARG_VALUE: break;
+        case CLI_ARG_SWITCH: a->chat = 1; continue;
+        case CLI_ARG_MODEL: continue;
+        case CLI_ARG_HELP: return 2;
+        default: return 1;
         }
-        if (!strcmp(f, "--chat")) {
-            a->chat = 1;
-            continue;
-        }
-        if (!val) return cli_fail("missing value for", f);
-        i++;
         if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) a->prompt = val;
         else if (!strcmp(f, "-f") || !strcmp(f, "--file")) a->prompt_file = val;
         else if (!strcmp(f, "--tokenizer")) a->eng.tokenizer = val; /* the last one given */

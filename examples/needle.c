@@ -134,6 +134,7 @@ static int parse_depth_list(const char *s, double *out, int max)
 /* Returns 0, 1 for an error (printed), 2 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
+    static const char *const switches[] = {"--json", "--prompts", NULL};
     int i, k, j;
     long v;
     memset(a, 0, sizeof *a);
@@ -146,24 +147,18 @@ static int parse_args(int argc, char **argv, args *a)
     for (k = 0; k < 5; k++) a->depths[k] = 25.0 * k;
     a->n_depths = 5;
     for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *f = argv[i], *val;
         int bad = 0;
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 2;
-        if (f[0] != '-') {
-            if (a->eng.model) return cli_fail("more than one MODEL given", f);
-            a->eng.model = f;
+        switch (cli_arg(argc, argv, &i, switches, &a->eng, &val)) {
+        case CLI_ARG_VALUE: break;
+        case CLI_ARG_SWITCH:
+            if (!strcmp(f, "--json")) a->json = 1;
+            else a->prompts = 1;
             continue;
+        case CLI_ARG_MODEL: continue;
+        case CLI_ARG_HELP: return 2;
+        default: return 1;
         }
-        if (!strcmp(f, "--json")) {
-            a->json = 1;
-            continue;
-        }
-        if (!strcmp(f, "--prompts")) {
-            a->prompts = 1;
-            continue;
-        }
-        if (!val) return cli_fail("missing value for", f);
-        i++;
         if (!strcmp(f, "--lengths")) bad = (a->n_lengths = parse_int_list(val, 1, INT_MAX, a->lengths, MAX_LENGTHS)) < 0;
         else if (!strcmp(f, "--depths")) bad = (a->n_depths = parse_depth_list(val, a->depths, MAX_DEPTHS)) < 0;
         else if (!strcmp(f, "--needles")) bad = cli_parse_long(val, 1, 64, &v), a->needles = (int)v;

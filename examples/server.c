@@ -20,6 +20,8 @@
    includes the implementation, so it uses that one rather than a second JSON parser. */
 #include "server_http.h"
 #include "textgen.h" /* stop strings, prompt encoding, the prefix cache: shared with generate */
+#define CLI_PROG "server"
+#include "cli.h" /* cli_engine, cli_arg, cli_load_model: the engine options every example takes */
 
 #include <errno.h>
 #include <limits.h>
@@ -546,21 +548,11 @@ static void serve(server *s, int fd)
 
 /* --- main ------------------------------------------------------------------------------------ */
 
-static int parse_int(const char *v, long lo, long hi, int *out)
-{
-    char *end;
-    long x;
-    errno = 0;
-    x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) return -1;
-    *out = (int)x;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *host = "127.0.0.1", *port = "8080", *slash;
-    int threads = 2, ctx = 0, i, lfd = -1, rc = 1, one = 1, port_num = 0;
+    const char *model_path, *host = "127.0.0.1", *port = "8080", *slash;
+    int i, lfd = -1, rc = 1, one = 1, port_num = 0;
+    cli_engine eng;
     server s;
     dintattn_error err;
     dintattn_session_options so;
@@ -569,60 +561,32 @@ int main(int argc, char **argv)
     socklen_t alen = sizeof addr;
     char hostbuf[1025], portbuf[32];
     struct sigaction sa;
-    dintattn_load_options lo;
-    const char *kernels = getenv("DINTATTN_KERNELS");
 
     memset(&s, 0, sizeof s);
-    memset(&lo, 0, sizeof lo);
-    memset(&so, 0, sizeof so);
+    cli_engine_init(&eng);
+    argv = cli_aliases(&argc, argv); /* --fast */
     s.timeout = 10;
     for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *f = argv[i], *v;
         int bad = 0;
-        if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            fputs(usage, stdout);
-            return 0;
+        switch (cli_arg(argc, argv, &i, NULL, &eng, &v)) {
+        case CLI_ARG_VALUE: break;
+        case CLI_ARG_MODEL: continue;
+        case CLI_ARG_HELP: fputs(usage, stdout); return 0;
+        default: return 1;
         }
-        if (f[0] != '-') {
-            if (model_path) {
-                fprintf(stderr, "server: more than one MODEL given: %s\n", f);
-                return 1;
-            }
-            model_path = f;
-            continue;
-        }
-        if (!strcmp(f, "--fast")) { /* --precision fast, as every example spells it */
-            so.precision = DINTATTN_PRECISION_FAST;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "server: missing value for %s\n", f);
-            return 1;
-        }
-        i++;
         if (!strcmp(f, "--host")) host = v;
-        else if (!strcmp(f, "--port")) bad = parse_int(v, 0, 65535, &port_num), port = v;
-        else if (!strcmp(f, "--ctx")) bad = parse_int(v, 1, INT_MAX, &ctx);
-        else if (!strcmp(f, "--threads")) bad = parse_int(v, 1, 256, &threads);
-        else if (!strcmp(f, "--timeout")) bad = parse_int(v, 1, 3600, &s.timeout);
-        else if (!strcmp(f, "--weights")) bad = dintattn_weights_parse(v, &lo.weights, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--map")) bad = dintattn_map_parse(v, &lo.map, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kernels")) bad = dintattn_kernels_parse(kernels = v, &so.kernels, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--precision")) bad = dintattn_precision_parse(v, &so.precision, NULL) != DINTATTN_OK;
-        else if (!strcmp(f, "--kv")) bad = dintattn_kv_parse(v, &so.kv, NULL) != DINTATTN_OK;
-        else {
-            fprintf(stderr, "server: unknown option %s (see --help)\n", f);
-            return 1;
-        }
+        else if (!strcmp(f, "--port")) bad = cli_parse_int(v, 0, 65535, &port_num), port = v;
+        else if (!strcmp(f, "--timeout")) bad = cli_parse_int(v, 1, 3600, &s.timeout);
+        else if ((bad = cli_engine_option(&eng, CLI_ENGINE | CLI_CTX, f, v, NULL)) < 0)
+            return cli_fail("unknown option (see --help)", f);
         if (bad) {
-            fprintf(stderr, "server: bad value '%s' for %s\n", v, f);
+            fprintf(stderr, "server: bad value '%s' for %s (see --help)\n", v, f);
             return 1;
         }
     }
-    if (kernels && dintattn_kernels_parse(kernels, &so.kernels, &err)) {
-        fprintf(stderr, "server: DINTATTN_KERNELS: %s\n", err.message);
-        return 1;
-    }
+    if (cli_engine_done(&eng)) return 1;
+    model_path = eng.model;
     if (!model_path) {
         static char beside[4096];
         slash = strrchr(argv[0], '/');
@@ -638,8 +602,7 @@ int main(int argc, char **argv)
     if (strlen(s.model_id) > 12 && !strcmp(s.model_id + strlen(s.model_id) - 12, ".safetensors"))
         s.model_id[strlen(s.model_id) - 12] = 0;
 
-    lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)"server";
-    if (dintattn_model_load(model_path, &lo, &s.model, &err)) {
+    if (cli_load_model(model_path, eng.weights, eng.map, &s.model, &err)) {
         fprintf(stderr, "server: %s: %s\n", model_path, err.message);
         return 1;
     }
@@ -649,9 +612,8 @@ int main(int argc, char **argv)
     }
     s.V = dintattn_model_config(s.model)->vocab_size;
     s.n_ctx = dintattn_model_config(s.model)->max_seq_len;
-    if (ctx > 0 ? ctx < s.n_ctx : s.n_ctx > DEFAULT_CTX) s.n_ctx = ctx > 0 ? ctx : DEFAULT_CTX;
-    so.n_ctx = s.n_ctx;
-    so.n_threads = threads;
+    if (eng.ctx > 0 ? eng.ctx < s.n_ctx : s.n_ctx > DEFAULT_CTX) s.n_ctx = eng.ctx > 0 ? eng.ctx : DEFAULT_CTX;
+    cli_session_options(&eng, s.n_ctx, &so);
     s.logits = (float *)malloc(sizeof(float) * (size_t)s.V);
     s.cache.ids = (int *)malloc(sizeof(int) * (size_t)s.n_ctx);
     if (!s.logits || !s.cache.ids) {
@@ -688,7 +650,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "server: cannot listen on %s:%s: %s\n", host, port, strerror(errno));
         goto done;
     }
-    fprintf(stderr, "server: model %s, context %d tokens, %d threads, kernels %s\n", s.model_id, s.n_ctx, threads,
+    fprintf(stderr, "server: model %s, context %d tokens, %d threads, kernels %s\n", s.model_id, s.n_ctx, eng.threads,
             dintattn_kernels_name(dintattn_session_kernels(s.sess)));
     fprintf(stderr, "server: listening on http://%s%s%s:%s\n", strchr(hostbuf, ':') ? "[" : "", hostbuf,
             strchr(hostbuf, ':') ? "]" : "", portbuf);

@@ -135,6 +135,8 @@ if [ -x "$bench" ]; then
     unset DINTATTN_KERNELS
     expect_error "bench: bad --prompt" $fx/$name.safetensors --prompt 0
     expect_error "bench: unknown flag" $fx/$name.safetensors --frobnicate
+    expect_error "bench: two MODELs" $fx/$name.safetensors $fx/$name.safetensors
+    grep -q "more than one MODEL" "$tmp/err" && ok || bad "bench with two MODELs: unclear message: $(cat "$tmp/err")"
     expect_error "bench: missing model" "$tmp/none.safetensors"
 else
     echo "cli: $bench is not built, its checks skipped"

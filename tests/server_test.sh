@@ -287,5 +287,21 @@ if grep -q -E "AddressSanitizer|LeakSanitizer|runtime error" "$tmp"/*.log; then
     grep -h -A 20 -E "AddressSanitizer|LeakSanitizer|runtime error" "$tmp"/*.log | head -60
 fi
 
+# --- bad command lines: one line on stderr naming the problem, a non-zero exit, no listening -------
+bad_args() { # bad_args WORD-EXPECTED ARGS...
+    local want=$1 rc=0
+    shift
+    "$bin" "$@" --port 0 >"$tmp/args.out" 2>"$tmp/args.err" </dev/null || rc=$?
+    check "server $*: exits 1 with one line naming '$want'" \
+        '[ "$rc" = 1 ] && [ "$(wc -l <"$tmp/args.err")" = 1 ] && grep -q -- "$want" "$tmp/args.err"'
+}
+bad_args "unknown option" "$model" --frobnicate 1
+bad_args "more than one MODEL" "$model" "$model"
+bad_args "--threads" "$model" --threads 0
+bad_args "--kv" "$model" --kv q9
+bad_args "--weights" "$model" --weights q3
+bad_args "--port" "$model" --port 65536
+DINTATTN_KERNELS=sse2 bad_args "DINTATTN_KERNELS" "$model"
+
 if [ "$skipped" -gt 0 ]; then echo "server: $pass passed, $fail failed, $skipped skipped"; else echo "server: $pass passed, $fail failed"; fi
 [ "$fail" -eq 0 ]
