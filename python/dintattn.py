@@ -177,6 +177,8 @@ _SIGNATURES = {
     "map_name": (c_char_p, [c_int]),
     "map_parse": (c_int, [c_char_p, _int_p, _err_p]),
     "session_kv": (c_int, [c_void_p]),
+    "session_prefill_unit": (c_int, [c_void_p, c_char_p, _int_p, _err_p]),
+    "prefill_unit_name": (c_char_p, [c_int]),
     "session_kv_bytes": (c_double, [c_void_p, c_int]),
     "session_new": (c_int, [c_void_p, _P(_SessionOptions), _pp, _err_p]),
     "session_free": (None, [c_void_p]),
@@ -541,6 +543,14 @@ class Session(_Handle):
     kernels = property(lambda self: _lib.dintattn_kernels_name(_lib.dintattn_session_kernels(self._h)).decode())
     precision = property(lambda self: _lib.dintattn_precision_name(_lib.dintattn_session_precision(self._h)).decode())
     kv = property(lambda self: _lib.dintattn_kv_name(_lib.dintattn_session_kv(self._h)).decode())
+
+    def prefill_unit(self, weight_type):
+        """What a prompt's products of weights held as weight_type ("f32", "f16", "bf16", "q8", "q4")
+        run on in this session: "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels" or
+        "amx bf16 tiles"."""
+        out = c_int()
+        _call(_lib.dintattn_session_prefill_unit, self._h, str(weight_type).encode(), ctypes.byref(out))
+        return _lib.dintattn_prefill_unit_name(out.value).decode()
 
     def kv_bytes(self, n_tokens):
         """Bytes n_tokens positions hold in this session's cache (and DINT's S)."""

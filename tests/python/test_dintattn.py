@@ -474,6 +474,9 @@ class Errors(unittest.TestCase):
             self.assertEqual(e.exception.code, code, e.exception.message)
             self.assertIn(words, e.exception.message)
             self.assertEqual(sess.pos, 2)  # nothing changed
+        with self.assertRaises(dintattn.DintattnError) as e:
+            sess.prefill_unit("q5")
+        self.assertIn('"q5"', e.exception.message)
         for kw in (dict(kernels="sse9"), dict(precision="half"), dict(n_ctx=model.config.max_seq_len + 1)):
             self.assertRaises(dintattn.DintattnError, dintattn.Session, model, **kw)
         self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), weights="q2")
@@ -486,6 +489,16 @@ class Errors(unittest.TestCase):
 
 
 class AsAResearcher(unittest.TestCase):
+    def test_prefill_unit_names_what_a_prompt_runs_on(self):
+        """Session.prefill_unit: at the portable level f32 products go to sgemm and int8 ones to the
+        rows; precision exact takes Q8 to sgemm too."""
+        name, _ = FIXTURE_LIST[0]
+        with dintattn.Model(fixture(name)) as model:
+            with dintattn.Session(model, kernels="portable") as auto, \
+                    dintattn.Session(model, kernels="portable", precision="exact") as exact:
+                self.assertEqual((auto.prefill_unit("f32"), auto.prefill_unit("q8")), ("sgemm", "rows"))
+                self.assertEqual(exact.prefill_unit("q8"), "sgemm")
+
     def test_version_is_the_headers(self):
         """__version__ comes from the library (dintattn_version) and equals the header's DINTATTN_VERSION."""
         with open(os.path.join(ROOT, "dintattn.h")) as f:
