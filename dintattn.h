@@ -6270,6 +6270,7 @@ DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_sessio
                                                            dintattn_prefill_unit *out, dintattn_error *err)
 {
     int t, where, act;
+    if (!s || !out) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_prefill_unit: NULL argument");
     for (t = 0; t < DINTATTN__W_COUNT && (!type || strcmp(type, dintattn__wtypes[t].name)); t++) {}
     if (t == DINTATTN__W_COUNT)
         return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",

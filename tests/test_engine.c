@@ -911,6 +911,8 @@ static void test_prefill_unit(void **state)
     assert_int_equal(dintattn_session_prefill_unit(a, "q5", &u, &err), DINTATTN_ERR_ARG);
     assert_non_null(strstr(err.message, "\"q5\""));
     assert_int_equal(dintattn_session_prefill_unit(a, NULL, &u, &err), DINTATTN_ERR_ARG);
+    assert_int_equal(dintattn_session_prefill_unit(NULL, "q8", &u, &err), DINTATTN_ERR_ARG);
+    assert_int_equal(dintattn_session_prefill_unit(a, "q8", NULL, &err), DINTATTN_ERR_ARG);
     /* EXACT: f32 activations; Q8 and Q4 weights have no f32 panels, so sgemm at every level */
     assert_int_equal(dintattn_session_prefill_unit(e, "q8", &u, &err), DINTATTN_OK);
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
