@@ -6239,9 +6239,10 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
 #ifdef DINTATTN__HAVE_AMX
     /* int8 sums scaled per block of 32 do not pay on tiles: each block's 16 x 16 sums leave the
        tiles through memory to be scaled in vector registers, and a microbenchmark of that
-       (tdpbssd on blocks of 32, the next block's tiles issued before this one's scaling) ran
-       1.2-1.3x the VNNI panel, 2026-11-27, bound by the tile loads and stores rather than the
-       vector work. Precision FAST takes Q8/Q4 prompts to bf16 tiles instead. */
+       (tdpbssd on blocks of 32) ran 1.2-1.3x the VNNI panel, 2026-11-27: the core does not
+       overlap the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s,
+       together 525-690, however far behind the tiles the scaling runs). Precision FAST takes
+       Q8/Q4 prompts to bf16 tiles instead. */
     if (s->precision == DINTATTN_PRECISION_FAST && act != DINTATTN__ACT_F32 && s->amx) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16;

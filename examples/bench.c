@@ -181,11 +181,7 @@ static int parse_args(int argc, char **argv, args *a)
         case CLI_ARG_HELP: fputs(usage, stdout); return 3;
         default: return 1;
         }
-        if (!strcmp(o, "--kernels")) { /* checked at the end, as $DINTATTN_KERNELS */
-            a->eng.kernels_text = val, a->eng.kernels_from = o;
-            continue;
-        }
-        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV, o, val, &err)) >= 0) {
+        if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV | CLI_KERNELS, o, val, &err)) >= 0) {
             if (r) return cli_fail(o, err.message);
             continue;
         }
