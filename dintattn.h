@@ -6024,7 +6024,8 @@ static void dintattn__rows44(const dintattn_session *s, const dintattn__product 
 
 /* Matrix-vector rows of a batch of products, taken DINTATTN__UNIT_ROWS at a time as if the
    matrices were one, each row for the chunk's n tokens in turn (decode: n = 1; prefill: the
-   products on int8 activations, so that a row is read once while it is in L1). */
+   products on int8 or bf16 activations, and any on f32 for a short prompt, so that a row is read
+   once while it is in L1). */
 #define DINTATTN__UNIT_ROWS 16
 #ifndef DINTATTN__UNIT_TOKENS
 #define DINTATTN__UNIT_TOKENS 8 /* 8 tokens of x stay in L1 with the unit's rows (16 and 32: 5-15% slower) */
@@ -6367,8 +6368,10 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
 }
 
 /* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
-   shared out on the pool for one token (small products on the caller alone), sgemm for a
-   prompt. Int8 or bf16 activations: x is quantized (rounded) once per distinct input, then
+   shared out on the pool for fewer than DINTATTN__GEMM_MIN_TOKENS tokens (small products on the
+   caller alone; each row read once for the tokens, where sgemm, converting other types to f32
+   tiles first, took a 2.7B BF16 model's 4-token prompt 9 tokens' time), f32 panels or sgemm for
+   a longer prompt. Int8 or bf16 activations: x is quantized (rounded) once per distinct input, then
    rows on the pool for one token, packed panels (dintattn__gemm_unit) for a prompt where the
    level has them, else rows in tiles of 4 x 4. */
 static void dintattn__products(dintattn_session *s, int n, const dintattn__product *p, int count)
@@ -6399,7 +6402,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
             prepared[q[k].act] = q[k].x;
         }
-        if (n > 1 && q[k].act == DINTATTN__ACT_F32 && !panels) { /* sgemm */
+        if (n >= DINTATTN__GEMM_MIN_TOKENS && q[k].act == DINTATTN__ACT_F32 && !panels) { /* sgemm */
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];
