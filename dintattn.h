@@ -5451,7 +5451,12 @@ static int dintattn__prefill_f32(const dintattn_session *s)
     return f;
 }
 
-static int dintattn__prefill_sgemm(const dintattn_session *s) { return dintattn__prefill_f32(s) >> 1 & 1; }
+/* Whether a chunk of n tokens multiplies some matrix by sgemm (dintattn__products: f32 activations
+   without f32 panels, DINTATTN__GEMM_MIN_TOKENS tokens or more) */
+static int dintattn__prefill_sgemm(const dintattn_session *s, int n)
+{
+    return n >= DINTATTN__GEMM_MIN_TOKENS && dintattn__prefill_f32(s) >> 1 & 1;
+}
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
    alone); a prompt's queries in blocks of DINTATTN__QB, and for each block either the runs of
@@ -5477,7 +5482,7 @@ static void dintattn__attention(dintattn__chunk *ch)
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
-        if (s->hook || s->insp.row || !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s) : s->attn_pool)) {
+        if (s->hook || s->insp.row || !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s, ch->n) : s->attn_pool)) {
             for (run = 0; run < m->n_noise_runs; run++)
                 dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp, 0);
         } else {
