@@ -388,7 +388,8 @@ DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *sess);
 /* The kernel level the session runs (never AUTO). */
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *sess);
 /* What a prompt's products of weights held as `type` ("f32", "f16", "bf16", "q8", "q4": a
-   dintattn_tensor_info's type) run on in this session; DINTATTN_ERR_ARG for another name. */
+   dintattn_tensor_info's type) run on in this session, for a chunk of 8 tokens or more (fewer run
+   on the level's rows); DINTATTN_ERR_ARG for another name. */
 DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *sess, const char *type,
                                                            dintattn_prefill_unit *out, dintattn_error *err);
 /* "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels", "amx bf16 tiles" <->
@@ -3274,7 +3275,7 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16 + 2 * 16) /* 32-bit words */
 #define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + DINTATTN__GQ_NT)
 #ifndef DINTATTN__GEMM_MIN_TOKENS
-#define DINTATTN__GEMM_MIN_TOKENS 8         /* fewer tokens go to the 4 x 4 tiles */
+#define DINTATTN__GEMM_MIN_TOKENS 8         /* fewer tokens run on rows (4 x 4 tiles on int8 / bf16) */
 #endif
 
 /* --- x86 kernels: AVX2 + FMA + F16C for every weight type and the attention loops, AVX-512F for
@@ -6109,7 +6110,7 @@ static void dintattn__gemm_qk(dintattn_session *s, int n, const dintattn__produc
     }
 }
 
-/* Prefill: one product over n > 1 rows by OpenBLAS. F32 matrices go to sgemm as they are; others
+/* Prefill: one product over n >= DINTATTN__GEMM_MIN_TOKENS rows by OpenBLAS. F32 matrices go to sgemm as they are; others
    are converted a tile of rows at a time into s->tile. */
 static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *p)
 {
