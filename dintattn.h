@@ -3478,6 +3478,29 @@ DINTATTN__DOT_AVX512(dintattn__dot_f32_avx512, DINTATTN__LD16_F32, 4)
 DINTATTN__DOT_AVX512(dintattn__dot_bf16_avx512, DINTATTN__LD16_BF16, 2)
 DINTATTN__DOT_AVX512(dintattn__dot_f16_avx512, DINTATTN__LD16_F16, 2)
 
+/* The same for four tokens' x (rows ldx apart) against one row, read once: each token's sums in
+   the order of the one-token kernel above, so its results bit for bit (a short prompt's rows) */
+#define DINTATTN__DOT4_AVX512(name, LD, ES)                                                                          \
+    DINTATTN__AVX512 static void name(const void *w, const float *x, size_t ldx, size_t n, float *out)           \
+    {                                                                                                            \
+        const float *x1 = x + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;                                               \
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;         \
+        size_t i;                                                                                                \
+        for (i = 0; i + 32 <= n; i += 32) {                                                                      \
+            const __m512 w0 = LD(w, i), w1 = LD(w, i + 16);                                                      \
+            DINTATTN__PF(w, i, ES);                                                                            \
+            a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0), b0 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + i + 16), b0); \
+            a1 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x1 + i), a1), b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + i + 16), b1); \
+            a2 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x2 + i), a2), b2 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x2 + i + 16), b2); \
+            a3 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x3 + i), a3), b3 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x3 + i + 16), b3); \
+        }                                                                                                        \
+        out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, b0)), out[1] = _mm512_reduce_add_ps(_mm512_add_ps(a1, b1)); \
+        out[2] = _mm512_reduce_add_ps(_mm512_add_ps(a2, b2)), out[3] = _mm512_reduce_add_ps(_mm512_add_ps(a3, b3)); \
+    }
+DINTATTN__DOT4_AVX512(dintattn__dot4_f32_avx512, DINTATTN__LD16_F32, 4)
+DINTATTN__DOT4_AVX512(dintattn__dot4_bf16_avx512, DINTATTN__LD16_BF16, 2)
+DINTATTN__DOT4_AVX512(dintattn__dot4_f16_avx512, DINTATTN__LD16_F16, 2)
+
 #define DINTATTN__DOT64_AVX512(name, LD, ES)                                                                         \
     DINTATTN__AVX512 static double name(const void *w, const float *sc, const float *x, size_t n)                \
     {                                                                                                            \
@@ -4567,6 +4590,17 @@ DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_avx2, dintattn__dotq_q4_avx2)
         for (i = end; i < n; i++) sum += (double)dintattn__w_elem(M, at + i) * x[i];                         \
         return sum;                                                                                          \
     }
+/* ... and for four tokens (rows ldx apart), each token's tail added as the one-token wrapper adds it */
+#define DINTATTN__ROW_DOT4(name, body, ES)                                                                     \
+    static void name(const dintattn__mat *M, size_t r, const float *x, size_t ldx, float *out)               \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols, at = r * n, end = n - n % 32;                                      \
+        size_t i;                                                                                            \
+        int t;                                                                                               \
+        body((const unsigned char *)M->w + at * (ES), x, ldx, end, out);                                     \
+        for (t = 0; t < 4; t++)                                                                              \
+            for (i = end; i < n; i++) out[t] += dintattn__w_elem(M, at + i) * x[(size_t)t * ldx + i];        \
+    }
 DINTATTN__ROW_DOT(dintattn__rowdot_f32_avx2, dintattn__dot_f32_avx2, 4)
 DINTATTN__ROW_DOT(dintattn__rowdot_bf16_avx2, dintattn__dot_bf16_avx2, 2)
 DINTATTN__ROW_DOT(dintattn__rowdot_f16_avx2, dintattn__dot_f16_avx2, 2)
@@ -4581,6 +4615,9 @@ DINTATTN__ROW_DOT64(dintattn__rowdot64_f32_avx512, dintattn__dot64_f32_avx512, 4
 DINTATTN__ROW_DOT64(dintattn__rowdot64_bf16_avx512, dintattn__dot64_bf16_avx512, 2)
 DINTATTN__ROW_DOT64(dintattn__rowdot64_f16_avx512, dintattn__dot64_f16_avx512, 2)
 DINTATTN__ROW_DOT64(dintattn__rowdot64_q8_avx512, dintattn__dot64_q8_avx512, 1)
+DINTATTN__ROW_DOT4(dintattn__rowdot4_f32_avx512, dintattn__dot4_f32_avx512, 4)
+DINTATTN__ROW_DOT4(dintattn__rowdot4_bf16_avx512, dintattn__dot4_bf16_avx512, 2)
+DINTATTN__ROW_DOT4(dintattn__rowdot4_f16_avx512, dintattn__dot4_f16_avx512, 2)
 
 static float dintattn__rowdot_q8_avx2(const dintattn__mat *M, size_t r, const float *x)
 {
@@ -4770,6 +4807,8 @@ typedef struct dintattn__kernels {
         void (*pack)(const dintattn__mat *M, int r0, void *panel);
         void (*panel)(const void *panel, int cols, const void *xblk, float *out);
         void (*packf)(const dintattn__mat *M, int r0, void *panel);
+        /* row r against four tokens' f32 x (rows ldx apart): dot's four results bit for bit, or NULL */
+        void (*dot4)(const dintattn__mat *M, size_t r, const float *x, size_t ldx, float *out);
     } w[DINTATTN__W_COUNT];
     /* a block of tokens against an f32 panel over a slice of columns, into double sums (see
        dintattn__panel_f32_slice), or NULL */
@@ -4794,22 +4833,22 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL}},
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
     NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL}},
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
     NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, NULL};
 
@@ -4817,11 +4856,11 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
    attention loops stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL}},
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32, dintattn__rowdot4_f32_avx512},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_f16_avx512},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_bf16_avx512},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
     dintattn__panel_f32_slice, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__dotb44_avx512};
@@ -6071,13 +6110,32 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
                         p->y64[at] = s->k->w[p->M->type].dot64(p->M, (size_t)r, p->x + (size_t)t * p->ldx);
                     } else if (p->y64) {
                         p->y64[at] = dintattn__row_dot(s, p, p->M, r, t);
-                    } else if (p->swiglu_up) {
-                        float g = dintattn__row_dot(s, p, p->M, r, t), u = dintattn__row_dot(s, p, p->swiglu_up, r, t);
-                        if (p->bias) g += p->bias[r], u += p->swiglu_up_bias[r];
-                        p->y[at] = g / (1.0f + expf(-g)) * u;
                     } else {
-                        float v = dintattn__row_dot(s, p, p->M, r, t) + (p->bias ? p->bias[r] : 0.0f);
-                        p->y[at] = p->add ? p->y[at] + v : v;
+                        /* one token, or four at once on f32 activations (dot4: the same sums) */
+                        float g[4], u[4];
+                        int j, nt = 1;
+                        if (p->act == DINTATTN__ACT_F32 && t + 4 <= t1 && s->k->w[p->M->type].dot4 &&
+                            (!p->swiglu_up || s->k->w[p->swiglu_up->type].dot4)) {
+                            const float *x = p->x + (size_t)t * p->ldx;
+                            nt = 4;
+                            s->k->w[p->M->type].dot4(p->M, (size_t)r, x, (size_t)p->ldx, g);
+                            if (p->swiglu_up) s->k->w[p->swiglu_up->type].dot4(p->swiglu_up, (size_t)r, x, (size_t)p->ldx, u);
+                        } else {
+                            g[0] = dintattn__row_dot(s, p, p->M, r, t);
+                            if (p->swiglu_up) u[0] = dintattn__row_dot(s, p, p->swiglu_up, r, t);
+                        }
+                        for (j = 0; j < nt; j++) {
+                            const size_t a = at + (size_t)j * p->ldy;
+                            if (p->swiglu_up) {
+                                float gj = g[j], uj = u[j];
+                                if (p->bias) gj += p->bias[r], uj += p->swiglu_up_bias[r];
+                                p->y[a] = gj / (1.0f + expf(-gj)) * uj;
+                            } else {
+                                const float v = g[j] + (p->bias ? p->bias[r] : 0.0f);
+                                p->y[a] = p->add ? p->y[a] + v : v;
+                            }
+                        }
+                        t += nt - 1;
                     }
                 }
         }

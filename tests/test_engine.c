@@ -548,6 +548,49 @@ static void test_bf16_kernels_match_double_sums(void **state)
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
 }
 
+/* A row against four tokens' f32 activations at once (short prompts' rows): each token's result
+   bit for bit the one-token kernel's, every weight type and level that has the kernel, 1-70 and
+   a few longer widths (tails past the 32-column steps), the tokens' rows apart by more than n. */
+static void test_dot4_equals_dot(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    static const dintattn__wtype types[] = {DINTATTN__W_F32, DINTATTN__W_F16, DINTATTN__W_BF16};
+    enum { ROWS = 3, MAXN = 300, LDX = MAXN + 5 };
+    static float wf[ROWS * MAXN], x[4 * LDX];
+    static uint16_t wh[ROWS * MAXN], wb[ROWS * MAXN];
+    int n, r, j, i, lv, ty, runs = 0;
+    (void)state;
+    for (i = 0; i < ROWS * MAXN; i++) {
+        wf[i] = (float)sin(0.37 * i * i + 1.0) * 2.5f;
+        wb[i] = dintattn__f32_to_bf16(wf[i]);
+        wh[i] = (uint16_t)(((unsigned)i * 2654435761u >> 9) & 0xBBFFu); /* finite halves */
+    }
+    for (i = 0; i < 4 * LDX; i++) x[i] = (float)cos(0.71 * i) * (float)(1 + i % 7);
+    for (ty = 0; ty < 3; ty++)
+        for (n = 1; n <= MAXN; n += n < 70 ? 1 : 23) {
+            dintattn__mat M;
+            memset(&M, 0, sizeof M);
+            M.rows = ROWS, M.cols = n, M.type = types[ty];
+            M.w = types[ty] == DINTATTN__W_F32 ? (void *)wf : types[ty] == DINTATTN__W_F16 ? (void *)wh : (void *)wb;
+            for (lv = 0; lv < 3; lv++) {
+                const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+                if (!K->w[types[ty]].dot4) continue;
+                for (r = 0; r < ROWS; r++) {
+                    float four[4];
+                    K->w[types[ty]].dot4(&M, (size_t)r, x, LDX, four);
+                    for (j = 0; j < 4; j++) {
+                        const float one = K->w[types[ty]].dot(&M, (size_t)r, x + (size_t)j * LDX);
+                        if (memcmp(&one, &four[j], sizeof one))
+                            fail_msg("type %d, n %d, row %d, token %d, level %s: dot4 %.9g, dot %.9g", ty, n, r, j,
+                                     dintattn_kernels_name(K->level), four[j], one);
+                    }
+                    runs++;
+                }
+            }
+        }
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_true(runs >= 3 * 80 * ROWS);
+}
+
 /* The inputs of one panel test: 32 tokens' int8 (q, d), bf16 and f32 activations of `cols`
    columns; the f32 ones when `f32`, else as the weight type takes them (int8 or bf16) */
 typedef struct panel_tokens {
@@ -1807,6 +1850,7 @@ int main(void)
         cmocka_unit_test(test_prefill_unit),
         cmocka_unit_test(test_fast_q8_q4_prompts),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
+        cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
