@@ -6168,8 +6168,8 @@ static void dintattn__gemm_qk(dintattn_session *s, int n, const dintattn__produc
     }
 }
 
-/* Prefill: one product over n >= DINTATTN__GEMM_MIN_TOKENS rows by OpenBLAS. F32 matrices go to sgemm as they are; others
-   are converted a tile of rows at a time into s->tile. */
+/* Prefill: one product over n >= DINTATTN__GEMM_MIN_TOKENS rows by OpenBLAS. F32 matrices go to
+   sgemm as they are; others are converted a tile of rows at a time into s->tile. */
 static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *p)
 {
     const dintattn__mat *M = p->M;
