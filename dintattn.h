@@ -231,14 +231,17 @@ typedef enum { DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8 } dintattn_kv_t
 
 /* What a session runs a prompt's products of one weight type on (dintattn_session_prefill_unit):
    OpenBLAS's sgemm (f32 activations), the level's matrix-vector rows (a level without packed
-   panels), packed panels of f32, bf16 or int8 activations (AVX-512), or AMX's bf16 tiles. */
+   panels), packed panels of f32, bf16 or int8 activations (AVX-512), AMX's bf16 tiles, or AMX's
+   bf16 tiles on f32 activations split exactly into three bf16 parts (BF16 weights at precision
+   AUTO and EXACT: three tile products for one, each product of a weight and a part exact). */
 typedef enum {
     DINTATTN_PREFILL_SGEMM,
     DINTATTN_PREFILL_ROWS,
     DINTATTN_PREFILL_F32_PANELS,
     DINTATTN_PREFILL_BF16_PANELS,
     DINTATTN_PREFILL_INT8_PANELS,
-    DINTATTN_PREFILL_AMX_BF16
+    DINTATTN_PREFILL_AMX_BF16,
+    DINTATTN_PREFILL_AMX_BF16X3
 } dintattn_prefill_unit;
 
 /* Session options; all-zero (or a NULL pointer) means the defaults. */
@@ -2815,7 +2818,8 @@ static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2"
 static const char *const dintattn__kv_names[] = {"f32", "bf16", "q8", NULL};
 static const char *const dintattn__map_names[] = {"auto", "file", "copy", NULL};
 static const char *const dintattn__prefill_unit_names[] = {"sgemm",       "rows",        "f32 panels",
-                                                           "bf16 panels", "int8 panels", "amx bf16 tiles", NULL};
+                                                           "bf16 panels", "int8 panels", "amx bf16 tiles",
+                                                           "amx bf16x3 tiles", NULL};
 
 /* An option's name <-> value: NAME_FN(v) gives names[v] (NULL out of [0, LAST]), PARSE_FN looks
    the name up (DINTATTN_ERR_ARG, naming WHAT and the names, for any other). */
@@ -2837,7 +2841,7 @@ DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision
 DINTATTN__OPTION(dintattn_kv_type, dintattn_kv_name, dintattn_kv_parse, dintattn__kv_names, "kv", DINTATTN_KV_Q8)
 DINTATTN__OPTION(dintattn_map, dintattn_map_name, dintattn_map_parse, dintattn__map_names, "map", DINTATTN_MAP_COPY)
 DINTATTN__OPTION(dintattn_prefill_unit, dintattn_prefill_unit_name, dintattn_prefill_unit_parse,
-                 dintattn__prefill_unit_names, "prefill unit", DINTATTN_PREFILL_AMX_BF16)
+                 dintattn__prefill_unit_names, "prefill unit", DINTATTN_PREFILL_AMX_BF16X3)
 
 /* ============================================================================================
    5. Math kernels
@@ -3272,6 +3276,9 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__GQ_NT 6
 #define DINTATTN__GB_NT 12
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
+#ifndef DINTATTN__X3_GROUP
+#define DINTATTN__X3_GROUP 4 /* panels of a unit on AMX tiles with three-part activations */
+#endif
 #define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16 + 2 * 16) /* 32-bit words */
 #define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + DINTATTN__GQ_NT)
 #ifndef DINTATTN__GEMM_MIN_TOKENS
@@ -4476,6 +4483,76 @@ DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, c
     _tile_stored(3, out + 16 * 32 + 16, 128);
 }
 
+/* F32 activations on bf16 tiles (DINTATTN__ACT_BF16X3: BF16 weights at precision AUTO and EXACT).
+   Each x is hi + mid + lo, three bf16 values: hi is x rounded to bf16, mid the rest rounded, lo
+   what remains, which fits (24 bits of significand in three parts of 8; a part below bf16's
+   normal range, |x| < 2^-110 or so, is flushed, as the tiles would). A bf16 weight times each part
+   is exact in f32, so three tile products give f32 sums of the exact products w * x, as the f32
+   panels do. Per 32 columns the row holds hi, mid and lo of them side by side (96 bf16 values:
+   the three token tiles of a step read neighbouring lines), zero from `cols` up to a multiple of
+   32. */
+DINTATTN__BF16 static __m512 dintattn__bf16x16_to_f32(__m256i h)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+DINTATTN__BF16 static void dintattn__split_bf16x3(const float *x, int cols, uint16_t *out)
+{
+    int k;
+    for (k = 0; k < (cols + 31) / 32 * 32; k += 16) {
+        uint16_t *o = out + k / 32 * 96 + k % 32;
+        const __m512 v = _mm512_maskz_loadu_ps(DINTATTN__ROWMASK(cols - k), x + k);
+        const __m256i hi = (__m256i)_mm512_cvtneps_pbh(v);
+        const __m512 r = _mm512_sub_ps(v, dintattn__bf16x16_to_f32(hi));
+        const __m256i mid = (__m256i)_mm512_cvtneps_pbh(r);
+        const __m256i lo = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(r, dintattn__bf16x16_to_f32(mid)));
+        _mm256_storeu_si256((__m256i *)(void *)o, hi);
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32), mid);
+        _mm256_storeu_si256((__m256i *)(void *)(o + 64), lo);
+    }
+}
+
+/* dintattn__panel_b16_amx on activations in three parts (dintattn__split_bf16x3's rows, ldx bytes
+   apart), over `cols` columns (a multiple of 32) of the panel: per 32 columns the two weight tiles
+   stay loaded while hi, mid and lo pass through the token tiles into the same four sums */
+DINTATTN__AMX static void dintattn__panel_b16x3_amx(const void *panel, int cols, const uint16_t *x, size_t ldx,
+                                                    float *out)
+{
+    const char *pk = (const char *)panel, *xa = (const char *)x;
+    int k, part;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (k = 0; k < cols; k += 32, pk += 16 * 128, xa += 192) {
+        _tile_loadd(6, pk, 128);
+        _tile_loadd(7, pk + 64, 128);
+        for (part = 0; part < 3; part++) {
+            _tile_loadd(4, xa + 64 * part, ldx);
+            _tile_loadd(5, xa + 64 * part + 16 * ldx, ldx);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, out, 128);
+    _tile_stored(1, out + 16, 128);
+    _tile_stored(2, out + 16 * 32, 128);
+    _tile_stored(3, out + 16 * 32 + 16, 128);
+}
+
+/* A block's 32 x 32 f32 sums of one slice added into its double sums (`first`: set) */
+DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int first)
+{
+    int i;
+    for (i = 0; i < DINTATTN__PANEL * DINTATTN__AMX_NT; i += 8) {
+        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
+        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
+        _mm512_storeu_pd(sum + i, v);
+    }
+}
+
 /* 16 vectors of 16 dwords (v[i]: row i) transposed, column c stored at out + 32 * c: two rounds
    of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose across vectors */
 DINTATTN__BF16 static void dintattn__transpose16_store(const __m512i v[16], uint32_t *out)
@@ -5183,7 +5260,8 @@ struct dintattn_session {
     float *acc;                             /* prefill: [n][widest Q/K] sgemm slices */
     signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
-    uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations */
+    uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations, */
+    int xb_parts;                           /* ... or [n][3 * xq_ld] of three parts (AMX, BF16X3) */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
     uint32_t *xpb;                          /* ... and bf16 pairs ... */
@@ -5459,8 +5537,10 @@ static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
 }
 
 /* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
-   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST). */
-enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16 };
+   (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST); on AMX
+   tiles also f32 split exactly into three bf16 parts (dintattn__split_bf16x3; BF16 rows of a
+   prompt at AUTO and EXACT, see dintattn__prompt_act). */
+enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16, DINTATTN__ACT_BF16X3 };
 
 static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
 {
@@ -5622,10 +5702,13 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const size_t q = held & int8 ? s->xq_ld : 0;
         /* bf16 rows: precision FAST's BF16/F16 products, and its Q8/Q4 prompts on AMX (dintattn__prompt_act) */
         const size_t b = s->precision == DINTATTN_PRECISION_FAST && (held & half || (s->amx && q)) ? s->xq_ld : 0;
+        /* ... or three planes of them: BF16 weights times f32 activations on AMX (dintattn__prompt_act) */
+        const int x3 = !b && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
-        DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(B > 1 ? (B + 31) / 32 * 32 : B, b, overflow)); /* AMX's blocks */
+        s->xb_parts = x3 ? 3 : 1;
+        DINTATTN__CARVE(s->xb, uint16_t, DINTATTN__MUL3(B > 1 ? (B + 31) / 32 * 32 : B, x3 ? s->xq_ld : b, (size_t)s->xb_parts)); /* AMX's blocks */
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
            64 bytes a column (bf16 pairs, int8), 128 in f32 */
         {
@@ -5635,6 +5718,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
             DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
             DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bb, f, DINTATTN__GB_NT));
             s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 128, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
+            if (x3) /* DINTATTN__X3_GROUP bf16 panels (dintattn__gemm_unit_x3) */
+                s->pack_ld = dintattn__mul(s->xq_ld, 64 * DINTATTN__X3_GROUP, overflow);
             DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
         }
     }
@@ -6195,7 +6280,15 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
 }
 
 /* Prefill on packed panels: a unit is one panel of DINTATTN__PANEL rows of one product, packed
-   by the thread that takes it and run against every block of the chunk's packed tokens. */
+   by the thread that takes it and run against every block of the chunk's packed tokens (on AMX
+   with three-part activations up to DINTATTN__X3_GROUP panels, dintattn__gemm_unit_x3). */
+static int dintattn__unit_panels(const dintattn_session *s, const dintattn__product *p)
+{
+    const int panels = (p->M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
+    /* groups only where every thread still gets two units or more */
+    return p->act == DINTATTN__ACT_BF16X3 && panels >= 2 * s->n_threads * DINTATTN__X3_GROUP ? DINTATTN__X3_GROUP : 1;
+}
+
 typedef struct dintattn__gemm_job {
     const dintattn_session *s;
     const dintattn__product *p;
@@ -6240,6 +6333,56 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
     }
 }
 
+#ifdef DINTATTN__HAVE_AMX
+/* dintattn__gemm_unit on AMX tiles with f32 activations in three parts (DINTATTN__ACT_BF16X3). A
+   unit is `group` panels (rows r0.. of p; dintattn__unit_panels), packed at once, so that each
+   slice of a block's parts, read from memory once, serves them all from the caches (2.7B BF16,
+   512 tokens: 89 -> 121 tok/s for groups of 4; 2 and 8 slower). Per block of 32 tokens
+   and panel the f32 sums of slices of columns are added in double, as dintattn__gemm_unit_f32
+   does: Q/K in slices of DINTATTN_QK_KC, kept in double; the others in slices of DINTATTN__X3_KC,
+   rounded once (on tools/check_accuracy.py's large DINT model at 2048 tokens 0.563 of the
+   tolerance with slices of 128 or 256, as the f32 panels' 0.563 the same day). */
+#ifndef DINTATTN__X3_KC
+#define DINTATTN__X3_KC 256
+#endif
+static void dintattn__gemm_unit_x3(const dintattn_session *s, const dintattn__product *p, unsigned char *panels,
+                                   int r0, int group, int n)
+{
+    const int K = (p->M->cols + 31) / 32 * 32, slice = p->y64 ? DINTATTN_QK_KC : DINTATTN__X3_KC;
+    const int left = p->M->rows - r0, np = (left + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
+    const int ng = np < group ? np : group;
+    const size_t panel_bytes = (size_t)K * 64; /* a bf16 panel: 32 rows x K columns */
+    float out[DINTATTN__PANEL * DINTATTN__AMX_NT], o[DINTATTN__PANEL];
+    double sum[DINTATTN__X3_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT];
+    int t0, t, k0, i, g;
+    DINTATTN_ASSERT(slice % 32 == 0);
+    for (g = 0; g < ng; g++) s->k->w[p->M->type].pack(p->M, r0 + DINTATTN__PANEL * g, panels + g * panel_bytes);
+    dintattn__amx_begin();
+    for (t0 = 0; t0 < n; t0 += DINTATTN__AMX_NT) {
+        const uint16_t *x = s->xb + 3 * (size_t)t0 * s->xq_ld;
+        for (k0 = 0; k0 < K; k0 += slice)
+            for (g = 0; g < ng; g++) {
+                dintattn__panel_b16x3_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
+                                          x + 3 * (size_t)k0, 6 * s->xq_ld, out);
+                dintattn__add_slice(out, sum[g], !k0);
+            }
+        for (g = 0; g < ng; g++) {
+            const int rg = r0 + DINTATTN__PANEL * g, rows = p->M->rows - rg < DINTATTN__PANEL ? p->M->rows - rg : DINTATTN__PANEL;
+            for (t = t0; t < t0 + DINTATTN__AMX_NT && t < n; t++) {
+                const double *v = sum[g] + (t - t0) * DINTATTN__PANEL;
+                if (p->y64) {
+                    for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + rg + i] = v[i];
+                    continue;
+                }
+                for (i = 0; i < rows; i++) o[i] = (float)v[i];
+                dintattn__store_panel(p, rg, t, o, rows);
+            }
+        }
+    }
+    dintattn__amx_end();
+}
+#endif
+
 static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__gemm_job *job = (const dintattn__gemm_job *)ctx;
@@ -6252,9 +6395,13 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     int k = 0, r0, rows, nt, t0, t;
     while (unit >= job->first[k + 1]) k++;
     p = &job->p[k];
-    r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL;
+    r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL * dintattn__unit_panels(s, p);
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
 #ifdef DINTATTN__HAVE_AMX
+    if (p->act == DINTATTN__ACT_BF16X3) {
+        dintattn__gemm_unit_x3(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
+        return;
+    }
     if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
         if (p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4) dintattn__pack_qb16(p->M, r0, panel);
         else s->k->w[p->M->type].pack(p->M, r0, panel);
@@ -6296,6 +6443,14 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
     const int act = dintattn__act_of(s, type);
     *where = DINTATTN__ON_ROWS;
     if (!s->pack_ld) return act;
+#ifdef DINTATTN__HAVE_AMX
+    /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
+       before the f32 sums; 2-3x the f32 panels' prompt at 2.7B (examples/bench, README) */
+    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && s->xb_parts == 3) {
+        *where = DINTATTN__ON_AMX;
+        return DINTATTN__ACT_BF16X3;
+    }
+#endif
     if (act == DINTATTN__ACT_F32 ? !s->xpf || !dintattn__f32_panels(s, type) : !s->k->w[type].panel) return act;
 #ifdef DINTATTN__HAVE_X86
     if (act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return act;
@@ -6342,7 +6497,7 @@ DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_sessio
         return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",
                               type ? type : "(null)");
     act = dintattn__prompt_act(s, (dintattn__wtype)t, &where);
-    if (where == DINTATTN__ON_AMX) *out = DINTATTN_PREFILL_AMX_BF16;
+    if (where == DINTATTN__ON_AMX) *out = act == DINTATTN__ACT_BF16X3 ? DINTATTN_PREFILL_AMX_BF16X3 : DINTATTN_PREFILL_AMX_BF16;
     else if (where == DINTATTN__ON_PANELS)
         *out = act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
                : act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
@@ -6408,6 +6563,13 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     const uint16_t *xb[DINTATTN__GB_NT];
     int t, k;
     (void)tid;
+#ifdef DINTATTN__HAVE_AMX
+    if (job->act == DINTATTN__ACT_BF16X3) {
+        for (t = t0; t < t0 + nt && t < job->n; t++)
+            dintattn__split_bf16x3(job->x + (size_t)t * job->ldx, job->cols, s->xb + 3 * (size_t)t * ld);
+        return;
+    }
+#endif
     if (job->act == DINTATTN__ACT_F32) {
         dintattn__pack_xf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
                           s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
@@ -6443,7 +6605,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     dintattn__product q[8], g[8];
     dintattn__rows_job job;
     dintattn__gemm_job gj;
-    const float *prepared[3] = {NULL, NULL, NULL}; /* by DINTATTN__ACT_*: the input prepared for it */
+    const float *prepared[4] = {NULL, NULL, NULL, NULL}; /* by DINTATTN__ACT_*: the input prepared for it */
     int64_t rows = 0;
     size_t bytes = 0, gbytes = 0;
     int k, t, r, m = 0, ng = 0;
@@ -6474,7 +6636,8 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
         }
         if (panels) {
             g[ng] = q[k];
-            gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
+            gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]) - 1) /
+                                                  (DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]));
             gbytes += dintattn__mat_bytes(q[k].M);
             ng++;
             continue;

@@ -611,10 +611,25 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
     enum { MAXC = 160 };
     const int int8 = M->type == DINTATTN__W_Q8 || M->type == DINTATTN__W_Q4;
     int t;
+    if (tk->f32 && amx) {
+#ifdef DINTATTN__HAVE_AMX
+        /* BF16 rows on f32 activations in three bf16 parts, a block as the session splits it */
+        static uint16_t x3[32 * 3 * MAXC];
+        if (M->type != DINTATTN__W_BF16 || !dintattn__amx_ready()) return 0;
+        memset(x3, 0, sizeof x3);
+        for (t = 0; t < tk->n; t++) dintattn__split_bf16x3(tk->XF + (size_t)t * (size_t)tk->cols, tk->cols, x3 + t * 3 * MAXC);
+        K->w[M->type].pack(M, r0, panel);
+        dintattn__amx_begin();
+        dintattn__panel_b16x3_amx(panel, (tk->cols + 31) / 32 * 32, x3, 2 * 3 * MAXC, out);
+        dintattn__amx_end();
+        return 1;
+#else
+        return 0;
+#endif
+    }
     if (tk->f32) {
         float xpf[MAXC * DINTATTN__GB_NT];
         double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
-        if (amx) return 0;
         dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, xpf);
         K->w[M->type].packf(M, r0, panel);
         K->panelf(panel, tk->cols, xpf, sum, 1, out); /* one slice: its sums rounded back to f32 */
@@ -652,7 +667,8 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
    bf16 activations; F32, BF16 and F16 rows on f32 activations; 1 to 45 rows (a second panel; rows
    past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the Q8,
    Q4, BF16 and F16 panels on its tiles too (blocks of 32 tokens of bf16 activations; Q8 and Q4
-   against dotb on a BF16 matrix of their elements, each rounded to bf16). */
+   against dotb on a BF16 matrix of their elements, each rounded to bf16), and BF16 on f32
+   activations split into three bf16 parts (against the f32 row kernel, as the f32 panels). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
@@ -744,9 +760,44 @@ static void test_packed_panels_match_row_kernels(void **state)
         }
     assert_true(checked > 10000);
 #ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2), for each column count, type and token count */
-    assert_int_equal(amx_checked, dintattn__amx_ready() ? (2 * 70 + 2 * 4) * 2 * 6 : 0);
+    assert_int_equal(amx_checked, dintattn__amx_ready() ? (3 * 70 + 2 * 4) * 2 * 6 : 0);
 #endif
     free(panel);
+}
+
+/* The three bf16 parts of an f32 activation (AMX, BF16 weights at AUTO and EXACT) add up to it
+   exactly for every sign and binade where the parts stay normal (halfway values and the
+   largest significands too), and the padding up to a multiple of 32 columns is zero. */
+static void test_bf16x3_split_is_exact(void **state)
+{
+    enum { COLS = 1000, PAD = 1024 };
+    static float x[COLS];
+    static uint16_t parts[3 * PAD];
+    uint32_t u = 12345u;
+    int i, k, bad = 0;
+    (void)state;
+#ifdef DINTATTN__HAVE_AMX
+    if (!__builtin_cpu_supports("avx512bf16") || !__builtin_cpu_supports("avx512bw")) skip();
+    for (i = 0; i < COLS; i++) {
+        uint32_t bits;
+        u = u * 1664525u + 1013904223u;
+        bits = (u & 0x807FFFFFu) | (uint32_t)(30 + i % 190) << 23; /* exponents 2^-97 .. 2^92 */
+        if (i % 10 == 1) bits = (bits & 0xFFFF0000u) | 0x8000u; /* halfway between two bf16 */
+        if (i % 10 == 2) bits |= 0x007FFFFFu;                    /* all ones: rounds up a binade */
+        memcpy(&x[i], &bits, 4);
+    }
+    memset(parts, 0xFF, sizeof parts);
+    dintattn__split_bf16x3(x, COLS, parts);
+    for (k = 0; k < PAD; k++) {
+        const uint16_t *p = parts + k / 32 * 96 + k % 32;
+        const double sum = (double)dintattn__bf16_to_f32(p[0]) + dintattn__bf16_to_f32(p[32]) + dintattn__bf16_to_f32(p[64]);
+        if (k >= COLS ? p[0] || p[32] || p[64] : sum != (double)x[k]) bad++;
+    }
+    assert_int_equal(bad, 0);
+#else
+    (void)x, (void)parts, (void)u, (void)i, (void)k, (void)bad;
+    skip();
+#endif
 }
 
 /* Every level's attention kernels against sums in double: scores and scores2 (q . k over d,
@@ -943,7 +994,7 @@ static void test_prefill_unit(void **state)
     dintattn_error err;
     int k;
     (void)state;
-    for (k = DINTATTN_PREFILL_SGEMM; k <= DINTATTN_PREFILL_AMX_BF16; k++) {
+    for (k = DINTATTN_PREFILL_SGEMM; k <= DINTATTN_PREFILL_AMX_BF16X3; k++) {
         assert_non_null(dintattn_prefill_unit_name((dintattn_prefill_unit)k));
         assert_int_equal(dintattn_prefill_unit_parse(dintattn_prefill_unit_name((dintattn_prefill_unit)k), &v, &err), DINTATTN_OK);
         assert_int_equal(v, k);
@@ -968,6 +1019,20 @@ static void test_prefill_unit(void **state)
     assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
     dintattn_session_free(e);
     dintattn_session_free(a);
+    dintattn_model_free(m);
+    /* BF16 weights at AUTO and EXACT: f32 activations in three bf16 parts on AMX tiles where the
+       CPU and Linux have them, else the f32 panels (AVX-512) or sgemm */
+    m = load_weights(fx[0].name, DINTATTN_WEIGHTS_BF16);
+    for (k = 0; k < 2; k++) {
+        dintattn_session *b = test_session_p(m, 0, 0, 1, k ? DINTATTN_PRECISION_EXACT : DINTATTN_PRECISION_AUTO);
+        int tiles = 0;
+#ifdef DINTATTN__HAVE_AMX
+        tiles = avx512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
+#endif
+        assert_int_equal(dintattn_session_prefill_unit(b, "bf16", &u, &err), DINTATTN_OK);
+        assert_int_equal(u, tiles ? DINTATTN_PREFILL_AMX_BF16X3 : avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
+        dintattn_session_free(b);
+    }
     dintattn_model_free(m);
 }
 
@@ -1852,6 +1917,7 @@ int main(void)
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
         cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
+        cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
