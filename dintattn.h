@@ -3276,8 +3276,8 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__GQ_NT 6
 #define DINTATTN__GB_NT 12
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
-#ifndef DINTATTN__X3_GROUP
-#define DINTATTN__X3_GROUP 4 /* panels of a unit on AMX tiles with three-part activations */
+#ifndef DINTATTN__AMX_GROUP
+#define DINTATTN__AMX_GROUP 4 /* panels of a unit on AMX tiles (dintattn__gemm_unit_amx) */
 #endif
 #define DINTATTN__GQ_PANEL_BLOCK (8 * 2 * 16 + 2 * 16 + 2 * 16) /* 32-bit words */
 #define DINTATTN__GQ_X_BLOCK (8 * DINTATTN__GQ_NT + DINTATTN__GQ_NT)
@@ -5718,8 +5718,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
             DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
             DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bb, f, DINTATTN__GB_NT));
             s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 128, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
-            if (x3) /* DINTATTN__X3_GROUP bf16 panels (dintattn__gemm_unit_x3) */
-                s->pack_ld = dintattn__mul(s->xq_ld, 64 * DINTATTN__X3_GROUP, overflow);
+            if (x3 || (b && s->amx)) /* DINTATTN__AMX_GROUP bf16 panels on AMX (dintattn__gemm_unit_amx) */
+                s->pack_ld = dintattn__mul(s->xq_ld, 64 * DINTATTN__AMX_GROUP, overflow);
             DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
         }
     }
@@ -6281,12 +6281,12 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
 
 /* Prefill on packed panels: a unit is one panel of DINTATTN__PANEL rows of one product, packed
    by the thread that takes it and run against every block of the chunk's packed tokens (on AMX
-   with three-part activations up to DINTATTN__X3_GROUP panels, dintattn__gemm_unit_x3). */
+   tiles up to DINTATTN__AMX_GROUP panels, dintattn__gemm_unit_amx). */
 static int dintattn__unit_panels(const dintattn_session *s, const dintattn__product *p)
 {
     const int panels = (p->M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
     /* groups only where every thread still gets two units or more */
-    return p->act == DINTATTN__ACT_BF16X3 && panels >= 2 * s->n_threads * DINTATTN__X3_GROUP ? DINTATTN__X3_GROUP : 1;
+    return p->where == DINTATTN__ON_AMX && panels >= 2 * s->n_threads * DINTATTN__AMX_GROUP ? DINTATTN__AMX_GROUP : 1;
 }
 
 typedef struct dintattn__gemm_job {
@@ -6334,48 +6334,61 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
 }
 
 #ifdef DINTATTN__HAVE_AMX
-/* dintattn__gemm_unit on AMX tiles with f32 activations in three parts (DINTATTN__ACT_BF16X3). A
-   unit is `group` panels (rows r0.. of p; dintattn__unit_panels), packed at once, so that each
-   slice of a block's parts, read from memory once, serves them all from the caches (2.7B BF16,
-   512 tokens: 89 -> 121 tok/s for groups of 4; 2 and 8 slower). Per block of 32 tokens
-   and panel the f32 sums of slices of columns are added in double, as dintattn__gemm_unit_f32
-   does: Q/K in slices of DINTATTN_QK_KC, kept in double; the others in slices of DINTATTN__X3_KC,
-   rounded once (on tools/check_accuracy.py's large DINT model at 2048 tokens 0.563 of the
-   tolerance with slices of 128 or 256, as the f32 panels' 0.563 the same day). */
+/* dintattn__gemm_unit on AMX tiles. A unit is `group` panels (rows r0.. of p; see
+   dintattn__unit_panels), packed at once as bf16 (Q8 / Q4 rounded to it), so that each block of
+   tokens, read from memory once, serves them all from the caches (2.7B BF16, three parts, 512
+   tokens: 89 -> 121 tok/s for groups of 4; 2 and 8 slower). Bf16 activations (precision FAST) sum
+   in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
+   slices of columns added in double, as dintattn__gemm_unit_f32 does: Q/K in slices of
+   DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once (on
+   tools/check_accuracy.py's large DINT model at 2048 tokens 0.563 of the tolerance with slices of
+   128 or 256, as the f32 panels' 0.563 the same day). */
 #ifndef DINTATTN__X3_KC
 #define DINTATTN__X3_KC 256
 #endif
-static void dintattn__gemm_unit_x3(const dintattn_session *s, const dintattn__product *p, unsigned char *panels,
-                                   int r0, int group, int n)
+static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__product *p, unsigned char *panels,
+                                    int r0, int group, int n)
 {
-    const int K = (p->M->cols + 31) / 32 * 32, slice = p->y64 ? DINTATTN_QK_KC : DINTATTN__X3_KC;
+    const int x3 = p->act == DINTATTN__ACT_BF16X3, K = (p->M->cols + 31) / 32 * 32;
+    const int slice = !x3 ? K : p->y64 ? DINTATTN_QK_KC : DINTATTN__X3_KC;
     const int left = p->M->rows - r0, np = (left + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
     const int ng = np < group ? np : group;
     const size_t panel_bytes = (size_t)K * 64; /* a bf16 panel: 32 rows x K columns */
-    float out[DINTATTN__PANEL * DINTATTN__AMX_NT], o[DINTATTN__PANEL];
-    double sum[DINTATTN__X3_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT];
+    const int q = p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4;
+    float out[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT], o[DINTATTN__PANEL];
+    double sum[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT];
     int t0, t, k0, i, g;
-    DINTATTN_ASSERT(slice % 32 == 0);
-    for (g = 0; g < ng; g++) s->k->w[p->M->type].pack(p->M, r0 + DINTATTN__PANEL * g, panels + g * panel_bytes);
+    DINTATTN_ASSERT(slice % 32 == 0 && ng <= DINTATTN__AMX_GROUP);
+    for (g = 0; g < ng; g++) {
+        unsigned char *at = panels + g * panel_bytes;
+        if (q) dintattn__pack_qb16(p->M, r0 + DINTATTN__PANEL * g, at);
+        else s->k->w[p->M->type].pack(p->M, r0 + DINTATTN__PANEL * g, at);
+    }
     dintattn__amx_begin();
     for (t0 = 0; t0 < n; t0 += DINTATTN__AMX_NT) {
-        const uint16_t *x = s->xb + 3 * (size_t)t0 * s->xq_ld;
+        const uint16_t *x = s->xb + (size_t)s->xb_parts * (size_t)t0 * s->xq_ld;
         for (k0 = 0; k0 < K; k0 += slice)
             for (g = 0; g < ng; g++) {
+                if (!x3) {
+                    dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, out[g]);
+                    continue;
+                }
                 dintattn__panel_b16x3_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
-                                          x + 3 * (size_t)k0, 6 * s->xq_ld, out);
-                dintattn__add_slice(out, sum[g], !k0);
+                                          x + 3 * (size_t)k0, 6 * s->xq_ld, out[g]);
+                dintattn__add_slice(out[g], sum[g], !k0);
             }
         for (g = 0; g < ng; g++) {
             const int rg = r0 + DINTATTN__PANEL * g, rows = p->M->rows - rg < DINTATTN__PANEL ? p->M->rows - rg : DINTATTN__PANEL;
             for (t = t0; t < t0 + DINTATTN__AMX_NT && t < n; t++) {
                 const double *v = sum[g] + (t - t0) * DINTATTN__PANEL;
-                if (p->y64) {
+                if (!x3) {
+                    dintattn__store_panel(p, rg, t, out[g] + (t - t0) * DINTATTN__PANEL, rows);
+                } else if (p->y64) {
                     for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + rg + i] = v[i];
-                    continue;
+                } else {
+                    for (i = 0; i < rows; i++) o[i] = (float)v[i];
+                    dintattn__store_panel(p, rg, t, o, rows);
                 }
-                for (i = 0; i < rows; i++) o[i] = (float)v[i];
-                dintattn__store_panel(p, rg, t, o, rows);
             }
         }
     }
@@ -6398,20 +6411,8 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL * dintattn__unit_panels(s, p);
     rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
 #ifdef DINTATTN__HAVE_AMX
-    if (p->act == DINTATTN__ACT_BF16X3) {
-        dintattn__gemm_unit_x3(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
-        return;
-    }
     if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
-        if (p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4) dintattn__pack_qb16(p->M, r0, panel);
-        else s->k->w[p->M->type].pack(p->M, r0, panel);
-        dintattn__amx_begin();
-        for (t0 = 0; t0 < job->n; t0 += DINTATTN__AMX_NT) {
-            dintattn__panel_b16_amx(panel, p->M->cols, s->xb + (size_t)t0 * s->xq_ld, 2 * s->xq_ld, out);
-            for (t = t0; t < t0 + DINTATTN__AMX_NT && t < job->n; t++)
-                dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
-        }
-        dintattn__amx_end();
+        dintattn__gemm_unit_amx(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
         return;
     }
 #endif
