@@ -1181,11 +1181,13 @@ int main(int argc, char **argv)
         double gfrac_unset = gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0;
         double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
         /* the peak of the unit the library runs the prompt's products on */
-        const int on_amx = unit_known && unit == DINTATTN_PREFILL_AMX_BF16;
+        /* on AMX with f32 activations in three bf16 parts each product takes three tile products */
+        const int on_amx = unit_known && (unit == DINTATTN_PREFILL_AMX_BF16 || unit == DINTATTN_PREFILL_AMX_BF16X3);
+        const double amx_products = unit_known && unit == DINTATTN_PREFILL_AMX_BF16X3 ? 3 : 1;
         const int on_f32 = unit_known && (unit == DINTATTN_PREFILL_SGEMM || unit == DINTATTN_PREFILL_F32_PANELS);
         double f_int8 = int8_held && !on_amx && !on_f32 && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
         double f_bf16 = bf16_held && !on_amx && !on_f32 && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
-        double f_amx = on_amx && peak[PEAK_AMX] > 0 ? pre_gflop_s / peak[PEAK_AMX] : 0;
+        double f_amx = on_amx && peak[PEAK_AMX] > 0 ? amx_products * pre_gflop_s / peak[PEAK_AMX] : 0;
         const char *wname = dintattn_weights_name(a.eng.weights);
         if (a.json) {
             printf("{\"model\": ");
@@ -1288,7 +1290,9 @@ int main(int argc, char **argv)
             if (coretype && gfrac_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", gfrac_unset);
             printf("\n");
             printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
-            if (on_amx) printf(f_amx > 0 ? "; %.3f of the AMX bf16 peak" : "; AMX bf16 peak not available", f_amx);
+            if (on_amx && f_amx > 0)
+                printf("; %.3f of the AMX bf16 peak%s", f_amx, amx_products > 1 ? " (three tile products a product)" : "");
+            else if (on_amx) printf("; AMX bf16 peak not available");
             else if (int8_held && !on_f32) printf(f_int8 > 0 ? "; %.3f of the int8 dot peak" : "; int8 dot peak not available", f_int8);
             else if (bf16_held && !on_f32) printf(f_bf16 > 0 ? "; %.3f of the bf16 dot peak" : "; bf16 dot peak not available", f_bf16);
             printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s: "
