@@ -5566,7 +5566,8 @@ static int dintattn__prefill_f32(const dintattn_session *s)
 {
     int t, f = 0;
     for (t = 0; t < DINTATTN__W_COUNT; t++)
-        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32)
+        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
+            !(t == DINTATTN__W_BF16 && s->xb_parts == 3)) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
             f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
     return f;
 }
