@@ -4456,33 +4456,6 @@ DINTATTN__AMX static void dintattn__amx_begin(void)
 
 DINTATTN__AMX static void dintattn__amx_end(void) { _tile_release(); }
 
-/* DINTATTN__AMX_NT tokens (bf16 rows ldx bytes apart, zero from the panel's columns up to a
-   multiple of 32) against a packed bf16 panel whose pairs are zero up to a multiple of 16:
-   out[t * 32 + i] */
-DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, const uint16_t *x, size_t ldx, float *out)
-{
-    const char *pk = (const char *)panel, *xa = (const char *)x;
-    int k;
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (k = 0; k < cols; k += 32, pk += 16 * 128, xa += 64) {
-        _tile_loadd(4, xa, ldx);
-        _tile_loadd(5, xa + 16 * ldx, ldx);
-        _tile_loadd(6, pk, 128);
-        _tile_loadd(7, pk + 64, 128);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-    }
-    _tile_stored(0, out, 128);
-    _tile_stored(1, out + 16, 128);
-    _tile_stored(2, out + 16 * 32, 128);
-    _tile_stored(3, out + 16 * 32 + 16, 128);
-}
-
 /* F32 activations on bf16 tiles (DINTATTN__ACT_BF16X3: BF16 weights at precision AUTO and EXACT).
    Each x is hi + mid + lo, three bf16 values: hi is x rounded to bf16, mid the rest rounded, lo
    what remains, which fits (24 bits of significand in three parts of 8; a part below bf16's
@@ -4512,11 +4485,14 @@ DINTATTN__BF16 static void dintattn__split_bf16x3(const float *x, int cols, uint
     }
 }
 
-/* dintattn__panel_b16_amx on activations in three parts (dintattn__split_bf16x3's rows, ldx bytes
-   apart), over `cols` columns (a multiple of 32) of the panel: per 32 columns the two weight tiles
-   stay loaded while hi, mid and lo pass through the token tiles into the same four sums */
-DINTATTN__AMX static void dintattn__panel_b16x3_amx(const void *panel, int cols, const uint16_t *x, size_t ldx,
-                                                    float *out)
+/* DINTATTN__AMX_NT tokens against `cols` columns of a packed bf16 panel whose pairs are zero up to
+   a multiple of 16: out[t * 32 + i]. The tokens' rows are ldx bytes apart and hold, per 32
+   columns, `parts` groups of 32 bf16 values (1: the bf16 activations; 3: hi, mid and lo of
+   dintattn__split_bf16x3), zero from the panel's columns up to a multiple of 32. Per 32 columns
+   the two weight tiles stay loaded while each part passes through the token tiles into the same
+   four sums. */
+DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, const uint16_t *x, size_t ldx, int parts,
+                                                  float *out)
 {
     const char *pk = (const char *)panel, *xa = (const char *)x;
     int k, part;
@@ -4524,10 +4500,10 @@ DINTATTN__AMX static void dintattn__panel_b16x3_amx(const void *panel, int cols,
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (k = 0; k < cols; k += 32, pk += 16 * 128, xa += 192) {
+    for (k = 0; k < cols; k += 32, pk += 16 * 128, xa += 64 * parts) {
         _tile_loadd(6, pk, 128);
         _tile_loadd(7, pk + 64, 128);
-        for (part = 0; part < 3; part++) {
+        for (part = 0; part < parts; part++) {
             _tile_loadd(4, xa + 64 * part, ldx);
             _tile_loadd(5, xa + 64 * part + 16 * ldx, ldx);
             _tile_dpbf16ps(0, 4, 6);
@@ -6371,11 +6347,11 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
         for (k0 = 0; k0 < K; k0 += slice)
             for (g = 0; g < ng; g++) {
                 if (!x3) {
-                    dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, out[g]);
+                    dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, 1, out[g]);
                     continue;
                 }
-                dintattn__panel_b16x3_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
-                                          x + 3 * (size_t)k0, 6 * s->xq_ld, out[g]);
+                dintattn__panel_b16_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
+                                        x + 3 * (size_t)k0, 6 * s->xq_ld, 3, out[g]);
                 dintattn__add_slice(out[g], sum[g], !k0);
             }
         for (g = 0; g < ng; g++) {
