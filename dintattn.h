@@ -4191,6 +4191,24 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
 
+/* dintattn__f32_to_bf16 on a row of activations, 16 at a time, bit for bit (to nearest even, a
+   NaN quiet), zero from cols up to a multiple of 32 (AMX's blocks); returns the count written */
+DINTATTN__AVX512 static int dintattn__to_bf16_avx512(const float *x, int cols, uint16_t *out)
+{
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i half = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+    int k;
+    for (k = 0; k < (cols + 31) / 32 * 32; k += 16) {
+        const __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(DINTATTN__ROWMASK(cols - k), x + k));
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+        const __m512i even = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(half, even)), 16);
+        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
+        _mm256_storeu_si256((__m256i *)(void *)(out + k), _mm512_cvtepi32_epi16(r));
+    }
+    return k;
+}
+
 /* The offsets of 16 consecutive rows `stride` apart, for the packers' gathers */
 DINTATTN__VNNI static __m512i dintattn__row_offsets(size_t stride)
 {
@@ -6522,6 +6540,19 @@ static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, float
         for (t = 0; t < DINTATTN__GB_NT; t++) o[t] = t < n ? x[(size_t)t * ldx + k] : 0.0f;
 }
 
+/* A row of activations rounded to bf16 (dintattn__f32_to_bf16), zero from cols up to a multiple
+   of 32 (AMX's blocks); on AVX-512 16 at a time */
+static void dintattn__to_bf16_row(dintattn_kernels level, const float *x, int cols, uint16_t *out)
+{
+    int k = 0;
+#ifdef DINTATTN__HAVE_X86
+    if (level == DINTATTN_KERNELS_AVX512) k = dintattn__to_bf16_avx512(x, cols, out);
+#else
+    (void)level;
+#endif
+    for (; k < (cols + 31) / 32 * 32; k++) out[k] = k < cols ? dintattn__f32_to_bf16(x[k]) : 0;
+}
+
 /* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
    (rounded) row by row into s->xq (s->xb), and, with `packed`, also in the panels' token blocks. */
 typedef struct dintattn__act_job {
@@ -6539,7 +6570,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     const int t0 = (int)unit * nt;
     dintattn__xq xq[DINTATTN__GQ_NT];
     const uint16_t *xb[DINTATTN__GB_NT];
-    int t, k;
+    int t;
     (void)tid;
 #ifdef DINTATTN__HAVE_AMX
     if (job->act == DINTATTN__ACT_BF16X3) {
@@ -6559,8 +6590,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
             s->k->quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
                                  s->xq_c + (size_t)t * ld / 32);
         else
-            for (k = 0; k < (job->cols + 31) / 32 * 32; k++) /* zero up to a multiple of 32 (AMX) */
-                s->xb[(size_t)t * ld + k] = k < job->cols ? dintattn__f32_to_bf16(x[k]) : 0;
+            dintattn__to_bf16_row(s->k->level, x, job->cols, s->xb + (size_t)t * ld);
     }
     if (!job->packed) return;
     for (t = 0; t < nt && t0 + t < job->n; t++) {

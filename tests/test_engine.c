@@ -765,6 +765,37 @@ static void test_packed_panels_match_row_kernels(void **state)
     free(panel);
 }
 
+/* Activations rounded to bf16 for precision FAST: the AVX-512 level's rows equal the scalar
+   rounding bit for bit (halfway values both ways, NaN, infinities, subnormals, the largest
+   finite values that round up to infinity), and zero up to a multiple of 32 columns. */
+static void test_bf16_rounding_levels_agree(void **state)
+{
+    enum { COLS = 999, PAD = 1024 };
+    static float x[COLS];
+    static uint16_t a[PAD], b[PAD];
+    static const uint32_t special[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7F800000u, 0xFF800000u,
+                                       0x00000001u, 0x80008000u, 0x7F7FFFFFu, 0x3F808000u, 0x3F818000u,
+                                       0x00000000u, 0x80000000u, 0x7F7F8000u};
+    uint32_t u = 777u;
+    int i;
+    (void)state;
+    for (i = 0; i < COLS; i++) {
+        uint32_t bits;
+        u = u * 1664525u + 1013904223u;
+        bits = i < (int)(sizeof special / sizeof special[0]) ? special[i] : i % 3 ? u : (u & 0xFFFF0000u) | 0x8000u;
+        memcpy(&x[i], &bits, 4);
+    }
+    memset(a, 0xFF, sizeof a), memset(b, 0xEE, sizeof b);
+    dintattn__to_bf16_row(DINTATTN_KERNELS_PORTABLE, x, COLS, a);
+    for (i = 0; i < COLS; i++) assert_int_equal(a[i], dintattn__f32_to_bf16(x[i]));
+    for (i = COLS; i < PAD; i++) assert_int_equal(a[i], 0);
+#ifdef DINTATTN__HAVE_X86
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level != DINTATTN_KERNELS_AVX512) skip();
+#endif
+    dintattn__to_bf16_row(DINTATTN_KERNELS_AVX512, x, COLS, b);
+    assert_memory_equal(a, b, sizeof a);
+}
+
 /* The three bf16 parts of an f32 activation (AMX, BF16 weights at AUTO and EXACT) add up to it
    exactly for every sign and binade where the parts stay normal (halfway values and the
    largest significands too), and the padding up to a multiple of 32 columns is zero. */
@@ -1918,6 +1949,7 @@ int main(void)
         cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_bf16x3_split_is_exact),
+        cmocka_unit_test(test_bf16_rounding_levels_agree),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
