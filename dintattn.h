@@ -5697,7 +5697,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const size_t q = held & int8 ? s->xq_ld : 0;
         /* bf16 rows: precision FAST's BF16/F16 products, and its Q8/Q4 prompts on AMX (dintattn__prompt_act) */
         const size_t b = s->precision == DINTATTN_PRECISION_FAST && (held & half || (s->amx && q)) ? s->xq_ld : 0;
-        /* ... or three planes of them: BF16 weights times f32 activations on AMX (dintattn__prompt_act) */
+        /* ... or three parts of each (dintattn__split_bf16x3): BF16 weights times f32 activations on
+           AMX (dintattn__prompt_act) */
         const int x3 = !b && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
@@ -6335,9 +6336,9 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
    tokens: 89 -> 121 tok/s for groups of 4; 2 and 8 slower). Bf16 activations (precision FAST) sum
    in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
    slices of columns added in double, as dintattn__gemm_unit_f32 does: Q/K in slices of
-   DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once (on
-   tools/check_accuracy.py's large DINT model at 2048 tokens 0.563 of the tolerance with slices of
-   128 or 256, as the f32 panels' 0.563 the same day). */
+   DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once
+   (tools/check_accuracy.py --size large --tokens 2048, 2026-11-28: worst error 0.306 (DINT) and
+   0.075 (standard) of the tolerance, against the f32 panels' 0.563 and 0.140). */
 #ifndef DINTATTN__X3_KC
 #define DINTATTN__X3_KC 256
 #endif
@@ -6441,7 +6442,7 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
     if (!s->pack_ld) return act;
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
-       before the f32 sums; 2-3x the f32 panels' prompt at 2.7B (examples/bench, README) */
+       before the f32 sums; about 2x the f32 panels' prompt at 2.7B (README, 2026-11-28) */
     if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && s->xb_parts == 3) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16X3;
