@@ -3044,6 +3044,14 @@ DINTATTN__DOT_Q4_C(dintattn__dot64_q4_c, double)
    the integer dot exact in int32. The x86 kernels multiply unsigned by signed bytes (VNNI's
    vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored: w + 8) times q, then take 128 (8) times
    sum over blocks of w_scale * d * sum(q) off the row's total: c holds d * sum(q) per block. */
+/* A row of activations rounded to bf16 (dintattn__f32_to_bf16; precision FAST), zero from cols up
+   to a multiple of 32 (AMX's blocks) */
+static void dintattn__to_bf16(const float *x, int cols, uint16_t *out)
+{
+    int k;
+    for (k = 0; k < (cols + 31) / 32 * 32; k++) out[k] = k < cols ? dintattn__f32_to_bf16(x[k]) : 0;
+}
+
 typedef struct dintattn__xq {
     const signed char *q;                   /* [n] */
     const float *s;                         /* [n / 32]: d */
@@ -3462,9 +3470,8 @@ DINTATTN__DOT64_AVX2(dintattn__dot64_q8_avx2, DINTATTN__LD8_Q8, 1)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #define DINTATTN__LD16_F32(w, i) _mm512_loadu_ps((const float *)(w) + (i))
-#define DINTATTN__LD16_BF16(w, i)                                                                                \
-    _mm512_castsi512_ps(_mm512_slli_epi32(                                                                       \
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(w) + (i)))), 16))
+#define DINTATTN__WIDEN16_BF16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) /* 16 bf16 -> f32 */
+#define DINTATTN__LD16_BF16(w, i) DINTATTN__WIDEN16_BF16(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(w) + (i))))
 #define DINTATTN__LD16_F16(w, i) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(w) + (i))))
 #define DINTATTN__LD16_Q8(w, i)                                                                                  \
     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((const signed char *)(w) + (i)))))
@@ -4191,9 +4198,8 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
 
-/* dintattn__f32_to_bf16 on a row of activations, 16 at a time, bit for bit (to nearest even, a
-   NaN quiet), zero from cols up to a multiple of 32 (AMX's blocks); returns the count written */
-DINTATTN__AVX512 static int dintattn__to_bf16_avx512(const float *x, int cols, uint16_t *out)
+/* dintattn__to_bf16 16 at a time, bit for bit (to nearest even, a NaN quiet) */
+DINTATTN__AVX512 static void dintattn__to_bf16_avx512(const float *x, int cols, uint16_t *out)
 {
     const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
     const __m512i half = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
@@ -4206,7 +4212,6 @@ DINTATTN__AVX512 static int dintattn__to_bf16_avx512(const float *x, int cols, u
         r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
         _mm256_storeu_si256((__m256i *)(void *)(out + k), _mm512_cvtepi32_epi16(r));
     }
-    return k;
 }
 
 /* The offsets of 16 consecutive rows `stride` apart, for the packers' gathers */
@@ -4482,11 +4487,6 @@ DINTATTN__AMX static void dintattn__amx_end(void) { _tile_release(); }
    panels do. Per 32 columns the row holds hi, mid and lo of them side by side (96 bf16 values:
    the three token tiles of a step read neighbouring lines), zero from `cols` up to a multiple of
    32. */
-DINTATTN__BF16 static __m512 dintattn__bf16x16_to_f32(__m256i h)
-{
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 DINTATTN__BF16 static void dintattn__split_bf16x3(const float *x, int cols, uint16_t *out)
 {
     int k;
@@ -4494,9 +4494,9 @@ DINTATTN__BF16 static void dintattn__split_bf16x3(const float *x, int cols, uint
         uint16_t *o = out + k / 32 * 96 + k % 32;
         const __m512 v = _mm512_maskz_loadu_ps(DINTATTN__ROWMASK(cols - k), x + k);
         const __m256i hi = (__m256i)_mm512_cvtneps_pbh(v);
-        const __m512 r = _mm512_sub_ps(v, dintattn__bf16x16_to_f32(hi));
+        const __m512 r = _mm512_sub_ps(v, DINTATTN__WIDEN16_BF16(hi));
         const __m256i mid = (__m256i)_mm512_cvtneps_pbh(r);
-        const __m256i lo = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(r, dintattn__bf16x16_to_f32(mid)));
+        const __m256i lo = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(r, DINTATTN__WIDEN16_BF16(mid)));
         _mm256_storeu_si256((__m256i *)(void *)o, hi);
         _mm256_storeu_si256((__m256i *)(void *)(o + 32), mid);
         _mm256_storeu_si256((__m256i *)(void *)(o + 64), lo);
@@ -4898,6 +4898,7 @@ typedef struct dintattn__kernels {
     void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
     void (*i8_to_f32)(const signed char *q, float scale, size_t n, float *dst); /* int8 KV rows */
     void (*quantize_x)(const float *x, int n, signed char *q, float *s, float *c); /* int8 activations */
+    void (*to_bf16)(const float *x, int cols, uint16_t *out); /* bf16 activations (dintattn__to_bf16) */
     /* BF16 rows r..r+3 against four tokens (out[4 i + j]), or NULL */
     void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out);
 } dintattn__kernels;
@@ -4910,7 +4911,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
     NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, NULL};
+    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__to_bf16, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -4921,7 +4922,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
     NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, NULL};
+    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */
@@ -4934,7 +4935,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
     dintattn__panel_f32_slice, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
-    dintattn__dotb44_avx512};
+    dintattn__to_bf16_avx512, dintattn__dotb44_avx512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
@@ -6541,19 +6542,6 @@ static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, float
         for (t = 0; t < DINTATTN__GB_NT; t++) o[t] = t < n ? x[(size_t)t * ldx + k] : 0.0f;
 }
 
-/* A row of activations rounded to bf16 (dintattn__f32_to_bf16), zero from cols up to a multiple
-   of 32 (AMX's blocks); on AVX-512 16 at a time */
-static void dintattn__to_bf16_row(dintattn_kernels level, const float *x, int cols, uint16_t *out)
-{
-    int k = 0;
-#ifdef DINTATTN__HAVE_X86
-    if (level == DINTATTN_KERNELS_AVX512) k = dintattn__to_bf16_avx512(x, cols, out);
-#else
-    (void)level;
-#endif
-    for (; k < (cols + 31) / 32 * 32; k++) out[k] = k < cols ? dintattn__f32_to_bf16(x[k]) : 0;
-}
-
 /* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
    (rounded) row by row into s->xq (s->xb), and, with `packed`, also in the panels' token blocks. */
 typedef struct dintattn__act_job {
@@ -6591,7 +6579,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
             s->k->quantize_x(x, job->cols, s->xq + (size_t)t * ld, s->xq_s + (size_t)t * ld / 32,
                                  s->xq_c + (size_t)t * ld / 32);
         else
-            dintattn__to_bf16_row(s->k->level, x, job->cols, s->xb + (size_t)t * ld);
+            s->k->to_bf16(x, job->cols, s->xb + (size_t)t * ld);
     }
     if (!job->packed) return;
     for (t = 0; t < nt && t0 + t < job->n; t++) {

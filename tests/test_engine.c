@@ -786,13 +786,13 @@ static void test_bf16_rounding_levels_agree(void **state)
         memcpy(&x[i], &bits, 4);
     }
     memset(a, 0xFF, sizeof a), memset(b, 0xEE, sizeof b);
-    dintattn__to_bf16_row(DINTATTN_KERNELS_PORTABLE, x, COLS, a);
+    dintattn__kernels_for(DINTATTN_KERNELS_PORTABLE)->to_bf16(x, COLS, a);
     for (i = 0; i < COLS; i++) assert_int_equal(a[i], dintattn__f32_to_bf16(x[i]));
     for (i = COLS; i < PAD; i++) assert_int_equal(a[i], 0);
 #ifdef DINTATTN__HAVE_X86
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level != DINTATTN_KERNELS_AVX512) skip();
 #endif
-    dintattn__to_bf16_row(DINTATTN_KERNELS_AVX512, x, COLS, b);
+    dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->to_bf16(x, COLS, b);
     assert_memory_equal(a, b, sizeof a);
 }
 
