@@ -36,6 +36,7 @@ check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score atten
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
 	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
+	@echo "== test_engine, AVX-512 kernels without AMX's tiles"; DINTATTN_KERNELS=avx512 ./$(BUILD)/test_engine
 	@echo "== cli"; sh tests/cli.sh $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/bench
 	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
 	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits

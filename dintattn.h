@@ -201,13 +201,15 @@ typedef struct dintattn_load_options {
     dintattn_map map; /* dintattn_model_load only: a buffer of dintattn_model_load_memory is used as it is */
 } dintattn_load_options;
 
-/* The loops a session runs: the best the CPU has up to this level. AUTO is AVX512's ceiling;
+/* The loops a session runs: the best the CPU has up to this level. AUTO is AMX's ceiling;
    PORTABLE is plain C everywhere (the tests run every level). */
 typedef enum {
     DINTATTN_KERNELS_AUTO,
     DINTATTN_KERNELS_PORTABLE,
     DINTATTN_KERNELS_AVX2,      /* x86 AVX2 + FMA + F16C */
-    DINTATTN_KERNELS_AVX512     /* AVX-512F/BW/VL/VNNI matrix-vector products, AVX2 attention loops */
+    DINTATTN_KERNELS_AVX512,    /* AVX-512F/BW/VL/VNNI matrix-vector products, AVX2 attention loops */
+    DINTATTN_KERNELS_AMX        /* AVX512's, and a prompt's products of BF16, Q8 and Q4 weights on AMX's
+                                   bf16 tiles (with AVX-512 BF16, where Linux grants the tiles) */
 } dintattn_kernels;
 
 /* The arithmetic of the matrix products. AUTO: F32, F16 and BF16 weights multiply f32
@@ -347,7 +349,7 @@ DINTATTN_API long long dintattn_model_tensors(const dintattn_model *model, dinta
 DINTATTN_API const char *dintattn_weights_name(dintattn_weights w);
 /* The dintattn_weights named `name`; DINTATTN_ERR_ARG for any other name. */
 DINTATTN_API dintattn_result dintattn_weights_parse(const char *name, dintattn_weights *out, dintattn_error *err);
-/* "auto", "portable", "avx2", "avx512" (NULL for a value out of range). */
+/* "auto", "portable", "avx2", "avx512", "amx" (NULL for a value out of range). */
 DINTATTN_API const char *dintattn_kernels_name(dintattn_kernels k);
 /* The dintattn_kernels named `name`; DINTATTN_ERR_ARG for any other name. */
 DINTATTN_API dintattn_result dintattn_kernels_parse(const char *name, dintattn_kernels *out, dintattn_error *err);
@@ -2814,7 +2816,7 @@ static int dintattn__option_value(const char *const *names, const char *what, co
 
 static const char *const dintattn__weights_names[] = {"file", "f32", "bf16", "q8", "q4", NULL};
 static const char *const dintattn__precision_names[] = {"auto", "exact", "fast", NULL};
-static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", NULL};
+static const char *const dintattn__kernels_names[] = {"auto", "portable", "avx2", "avx512", "amx", NULL};
 static const char *const dintattn__kv_names[] = {"f32", "bf16", "q8", NULL};
 static const char *const dintattn__map_names[] = {"auto", "file", "copy", NULL};
 static const char *const dintattn__prefill_unit_names[] = {"sgemm",       "rows",        "f32 panels",
@@ -2835,7 +2837,7 @@ static const char *const dintattn__prefill_unit_names[] = {"sgemm",       "rows"
 DINTATTN__OPTION(dintattn_weights, dintattn_weights_name, dintattn_weights_parse, dintattn__weights_names, "weights",
                  DINTATTN_WEIGHTS_Q4)
 DINTATTN__OPTION(dintattn_kernels, dintattn_kernels_name, dintattn_kernels_parse, dintattn__kernels_names, "kernels",
-                 DINTATTN_KERNELS_AVX512)
+                 DINTATTN_KERNELS_AMX)
 DINTATTN__OPTION(dintattn_precision, dintattn_precision_name, dintattn_precision_parse, dintattn__precision_names,
                  "precision", DINTATTN_PRECISION_FAST)
 DINTATTN__OPTION(dintattn_kv_type, dintattn_kv_name, dintattn_kv_parse, dintattn__kv_names, "kv", DINTATTN_KV_Q8)
@@ -4938,12 +4940,13 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
     dintattn__to_bf16_avx512, dintattn__dotb44_avx512};
 #endif
 
-/* The table of the highest level up to `want` (AUTO: any) that this CPU runs. */
+/* The table of the highest level up to `want` (AUTO: any) that this CPU runs; AMX's is AVX512's
+   (the session adds the tiles, dintattn_session_new). */
 static const dintattn__kernels *dintattn__kernels_for(dintattn_kernels want)
 {
 #ifdef DINTATTN__HAVE_X86
     unsigned a, b, c = 0, d;
-    if (want == DINTATTN_KERNELS_AUTO) want = DINTATTN_KERNELS_AVX512;
+    if (want == DINTATTN_KERNELS_AUTO) want = DINTATTN_KERNELS_AMX;
     __builtin_cpu_init();
     /* F16C (CPUID.1:ECX bit 29) has no __builtin_cpu_supports name in every compiler */
     if (want < DINTATTN_KERNELS_AVX2 || !__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 29)) ||
@@ -5255,8 +5258,9 @@ struct dintattn_session {
     float *acc;                             /* prefill: [n][widest Q/K] sgemm slices */
     signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
-    uint16_t *xb;                           /* BF16 rows, precision FAST: [n][xq_ld] bf16 activations, */
-    int xb_parts;                           /* ... or [n][3 * xq_ld] of three parts (AMX, BF16X3) */
+    uint16_t *xb;                           /* [n][xq_ld] bf16 activations (FAST's BF16 rows, Q8/Q4 on AMX) */
+    uint16_t *xb3;                          /* [n][3 * xq_ld]: three parts (BF16 on AMX, DINTATTN__ACT_BF16X3) */
+    int x3;                                 /* xb3 is there (set before it is carved) */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
     uint32_t *xpb;                          /* ... and bf16 pairs ... */
@@ -5548,6 +5552,18 @@ static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
 
 static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
 
+/* Whether a prompt's Q8 / Q4 products run on AMX's bf16 tiles (each weight rounded to bf16, times
+   activations rounded to bf16) instead of int8 activations: at AUTO and FAST where the session has
+   tiles. There the products are both faster and closer to EXACT's than with int8 activations: the
+   shipped model
+   at Q8, 240 tokens, logits' relative RMS error 2.3e-3 against int8's 6.9e-3, KL 2.1e-5 against
+   2.5e-4; 2.7B Q8 prompt of 512: 234 tok/s against 158 (2026-11-28, README). Decode keeps int8
+   activations: one token reads every weight once, and int8 keeps that memory-bound. */
+static int dintattn__q_tiles(const dintattn_session *s)
+{
+    return s->amx && s->precision != DINTATTN_PRECISION_EXACT;
+}
+
 /* Whether the level runs f32-activation products of `type` weights on its f32 panels */
 static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
 {
@@ -5562,7 +5578,7 @@ static int dintattn__prefill_f32(const dintattn_session *s)
     int t, f = 0;
     for (t = 0; t < DINTATTN__W_COUNT; t++)
         if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
-            !(t == DINTATTN__W_BF16 && s->xb_parts == 3)) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
+            !(t == DINTATTN__W_BF16 && s->x3)) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
             f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
     return f;
 }
@@ -5696,16 +5712,18 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const unsigned held = s->model->held_types, int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4;
         const unsigned half = 1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16; /* dintattn__act's bf16 rows */
         const size_t q = held & int8 ? s->xq_ld : 0;
-        /* bf16 rows: precision FAST's BF16/F16 products, and its Q8/Q4 prompts on AMX (dintattn__prompt_act) */
-        const size_t b = s->precision == DINTATTN_PRECISION_FAST && (held & half || (s->amx && q)) ? s->xq_ld : 0;
-        /* ... or three parts of each (dintattn__split_bf16x3): BF16 weights times f32 activations on
+        /* bf16 rows: precision FAST's BF16/F16 products, and Q8/Q4 prompts on AMX (dintattn__q_tiles) */
+        const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && dintattn__q_tiles(s)) ? s->xq_ld : 0;
+        /* ... and three parts of each (dintattn__split_bf16x3): BF16 weights times f32 activations on
            AMX (dintattn__prompt_act) */
-        const int x3 = !b && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
+        const int x3 = s->precision != DINTATTN_PRECISION_FAST && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
-        s->xb_parts = x3 ? 3 : 1;
-        DINTATTN__CARVE(s->xb, uint16_t, DINTATTN__MUL3(B > 1 ? (B + 31) / 32 * 32 : B, x3 ? s->xq_ld : b, (size_t)s->xb_parts)); /* AMX's blocks */
+        const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
+        s->x3 = x3;
+        DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(Bx, b, overflow));
+        DINTATTN__CARVE(s->xb3, uint16_t, DINTATTN__MUL3(Bx, x3 ? s->xq_ld : 0, 3));
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
            64 bytes a column (bf16 pairs, int8), 128 in f32 */
         {
@@ -5813,7 +5831,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
                               m->cfg.max_seq_len);
     if (opt && (opt->n_batch < 0 || opt->n_threads < 0 || opt->n_threads > 1024))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "n_batch must be >= 0 and n_threads in [0, 1024]");
-    if (opt && (opt->kernels < DINTATTN_KERNELS_AUTO || opt->kernels > DINTATTN_KERNELS_AVX512))
+    if (opt && (opt->kernels < DINTATTN_KERNELS_AUTO || opt->kernels > DINTATTN_KERNELS_AMX))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_options.kernels %d is not a dintattn_kernels",
                               (int)opt->kernels);
     if (opt && (opt->precision < DINTATTN_PRECISION_AUTO || opt->precision > DINTATTN_PRECISION_FAST))
@@ -5829,7 +5847,8 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->precision = opt ? opt->precision : DINTATTN_PRECISION_AUTO;
     s->attn_pool = -1;
 #ifdef DINTATTN__HAVE_AMX
-    s->amx = s->k->level == DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
+    s->amx = (!opt || opt->kernels == DINTATTN_KERNELS_AUTO || opt->kernels == DINTATTN_KERNELS_AMX) &&
+             s->k->level == DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
 #endif
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
@@ -5940,7 +5959,10 @@ DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const 
 DINTATTN_API int dintattn_session_pos(const dintattn_session *s) { return s->pos; }
 DINTATTN_API int dintattn_session_n_ctx(const dintattn_session *s) { return s->n_ctx; }
 DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *s) { return s->bytes; }
-DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s) { return s->k->level; }
+DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s)
+{
+    return s->amx ? DINTATTN_KERNELS_AMX : s->k->level;
+}
 DINTATTN_API dintattn_precision dintattn_session_precision(const dintattn_session *s) { return s->precision; }
 DINTATTN_API dintattn_kv_type dintattn_session_kv(const dintattn_session *s) { return s->k1.type; }
 
@@ -6363,7 +6385,7 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
     }
     dintattn__amx_begin();
     for (t0 = 0; t0 < n; t0 += DINTATTN__AMX_NT) {
-        const uint16_t *x = s->xb + (size_t)s->xb_parts * (size_t)t0 * s->xq_ld;
+        const uint16_t *x = x3 ? s->xb3 + 3 * (size_t)t0 * s->xq_ld : s->xb + (size_t)t0 * s->xq_ld;
         for (k0 = 0; k0 < K; k0 += slice)
             for (g = 0; g < ng; g++) {
                 if (!x3) {
@@ -6444,7 +6466,7 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
        before the f32 sums; about 2x the f32 panels' prompt at 2.7B (README, 2026-11-28) */
-    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && s->xb_parts == 3) {
+    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && s->x3) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16X3;
     }
@@ -6459,9 +6481,10 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
        tiles through memory to be scaled in vector registers, and a microbenchmark of that
        (tdpbssd on blocks of 32) ran 1.2-1.3x the VNNI panel, 2026-11-27: the core does not
        overlap the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s,
-       together 525-690, however far behind the tiles the scaling runs). Precision FAST takes
-       Q8/Q4 prompts to bf16 tiles instead. */
-    if (s->precision == DINTATTN_PRECISION_FAST && act != DINTATTN__ACT_F32 && s->amx) {
+       together 525-690, however far behind the tiles the scaling runs; again 2026-11-28 with one
+       16 x 16 block's sums scaled into registers: 300-380 GMAC/s a core, the panel 294). Q8/Q4
+       prompts take the bf16 tiles instead (dintattn__q_tiles). */
+    if (act == DINTATTN__ACT_BF16 ? s->amx : act == DINTATTN__ACT_INT8 && dintattn__q_tiles(s)) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16;
     }
@@ -6564,7 +6587,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
 #ifdef DINTATTN__HAVE_AMX
     if (job->act == DINTATTN__ACT_BF16X3) {
         for (t = t0; t < t0 + nt && t < job->n; t++)
-            dintattn__split_bf16x3(job->x + (size_t)t * job->ldx, job->cols, s->xb + 3 * (size_t)t * ld);
+            dintattn__split_bf16x3(job->x + (size_t)t * job->ldx, job->cols, s->xb3 + 3 * (size_t)t * ld);
         return;
     }
 #endif

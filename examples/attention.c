@@ -62,7 +62,7 @@ static const char *usage =
     "  --precision P       auto (default), exact or fast (as examples/generate)\n"
     "  --fast              the same as --precision fast\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
-    "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
+    "  --kernels K         the highest kernel level: auto, portable, avx2, avx512 or amx\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"
     "  -h, --help          this text\n"

@@ -2,7 +2,7 @@
 
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
                       [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
-                      [--kernels auto|portable|avx2|avx512] [--json]
+                      [--kernels auto|portable|avx2|avx512|amx] [--json]
 
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
    --weights says (file: as stored, read in place; f32, bf16, q8, q4: converted at load) and the
@@ -133,7 +133,7 @@ static int cmp_double(const void *a, const void *b)
 static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
     "             [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]\n"
-    "             [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8] [--json]\n"
+    "             [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
     "  --gen M       tokens decoded after the prompt (default 128)\n"
@@ -148,7 +148,7 @@ static const char *usage =
     "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
     "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"
     "  --fast        the same as --precision fast\n"
-    "  --kernels K   the highest kernel level: auto, portable, avx2 or avx512\n"
+    "  --kernels K   the highest kernel level: auto, portable, avx2, avx512 or amx\n"
     "                (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T        the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  --json        print one JSON object instead of the text report\n"

@@ -2,7 +2,7 @@
 
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
                          [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W]
-                         [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512]
+                         [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512|amx]
                          [--kv f32|bf16|q8] [--tokenizer FILE] [--ctx N]
        examples/generate [MODEL] --chat [--system TEXT] [--think show|hide]
                          [--think-history keep|drop] [options as above]
@@ -62,7 +62,7 @@ static const char *usage =
     "                      or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                      prompts of every weight type but F32 on bf16 tiles)\n"
     "  --fast              the same as --precision fast\n"
-    "  --kernels K         the highest kernel level: auto, portable, avx2 or avx512\n"
+    "  --kernels K         the highest kernel level: auto, portable, avx2, avx512 or amx\n"
     "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"

@@ -2,7 +2,7 @@
 
        examples/logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T]
                        [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
-                       [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
+                       [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
    [N, vocab_size]. Default: one prefill of all ids; --decode: one token at a time; --chunk K:
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     if (argc < 4)
         return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
                         "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast | --fast] "
-                        "[--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]", NULL);
+                        "[--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]", NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {

@@ -73,7 +73,7 @@ static const char *usage =
     "  --precision P        auto (default), exact or fast (as examples/generate)\n"
     "  --fast               the same as --precision fast\n"
     "  --kv T               the KV cache's type: f32 (default), bf16 or q8\n"
-    "  --kernels K          the highest kernel level: auto, portable, avx2 or avx512\n"
+    "  --kernels K          the highest kernel level: auto, portable, avx2, avx512 or amx\n"
     "                       (default: $DINTATTN_KERNELS when set, else auto)\n"
     "  --extract TEXT       no model: print the number the scoring takes from TEXT\n"
     "  --answer NUMBER      with --extract: also whether it counts as correct\n"

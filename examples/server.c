@@ -2,7 +2,7 @@
 
        examples/server [MODEL] [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads T] [--timeout S]
                        [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
-                       [--kernels auto|portable|avx2|avx512] [--kv f32|bf16|q8]
+                       [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]
 
    Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true sends
    server-sent events). Requests are served one at a time by a single-threaded accept loop, and
@@ -57,7 +57,7 @@ static const char *usage =
     "                   or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
     "                   prompts of every weight type but F32 on bf16 tiles)\n"
     "  --fast           the same as --precision fast\n"
-    "  --kernels K      the highest kernel level: auto, portable, avx2 or avx512\n"
+    "  --kernels K      the highest kernel level: auto, portable, avx2, avx512 or amx\n"
     "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
     "  --kv T           the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
     "  -h, --help       this text\n";

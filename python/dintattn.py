@@ -525,7 +525,7 @@ class Sampler(_Handle):
 class Session(_Handle):
     """A model's running state (KV cache, DINT's S, scratch), sized once for n_ctx tokens (0: the
     model's max_seq_len). n_threads runs decode's rows and heads; precision "auto"|"exact"|"fast";
-    kernels "auto"|"portable"|"avx2"|"avx512"; kv, the cache's type, "f32"|"bf16"|"q8". One
+    kernels "auto"|"portable"|"avx2"|"avx512"|"amx"; kv, the cache's type, "f32"|"bf16"|"q8". One
     thread at a time."""
     _free = "dintattn_session_free"
 

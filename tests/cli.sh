@@ -49,10 +49,10 @@ b16=$fx/conv_dint_mean_groupnorm_bf16.safetensors
 unset DINTATTN_KERNELS
 kern() { out=$1; shift; "$bin" $fx/$name.safetensors "$ids" "$tmp/$out.bin" --decode "$@"; }
 kenv() { e=$1; out=$2; shift 2; DINTATTN_KERNELS=$e "$bin" $fx/$name.safetensors "$ids" "$tmp/$out.bin" --decode "$@"; }
-for k in auto portable avx2 avx512; do kern "k_$k" --kernels $k || bad "--kernels $k failed"; done
+for k in auto portable avx2 avx512 amx; do kern "k_$k" --kernels $k || bad "--kernels $k failed"; done
 kern k_default && cmp -s "$tmp/k_default.bin" "$tmp/k_auto.bin" && ok ||
     bad "no --kernels and no DINTATTN_KERNELS is not --kernels auto"
-for k in auto portable avx2 avx512; do
+for k in auto portable avx2 avx512 amx; do
     kenv $k "e_$k" && cmp -s "$tmp/e_$k.bin" "$tmp/k_$k.bin" && ok || bad "DINTATTN_KERNELS=$k is not --kernels $k"
 done
 kenv portable e_portable_avx2 --kernels avx2 && cmp -s "$tmp/e_portable_avx2.bin" "$tmp/k_avx2.bin" && ok ||

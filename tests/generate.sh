@@ -37,11 +37,12 @@ cmp -s "$tmp/w_file" "$tmp/w_f32" && ok || bad "--weights f32 differs from file 
 unset DINTATTN_KERNELS
 run_k() { out=$1; shift; "$bin" $model -p "And God said" -n 4 --temp 0 "$@" >"$tmp/$out" 2>"$tmp/$out.err"; }
 level() { sed -n 's/.*| kernels \([a-z0-9]*\)$/\1/p' "$tmp/$1.err"; }
-for k in portable avx2 auto; do
+for k in portable avx2 avx512 auto; do
     run_k "f_$k" --kernels $k || bad "--kernels $k failed"
     DINTATTN_KERNELS=$k run_k "e_$k" || bad "DINTATTN_KERNELS=$k failed"
     case "$k:$(level "f_$k")" in
-        portable:portable | avx2:avx2 | avx2:portable | auto:avx512 | auto:avx2 | auto:portable) ok ;;
+        portable:portable | avx2:avx2 | avx2:portable | avx512:avx512 | avx512:avx2 | avx512:portable) ok ;;
+        auto:amx | auto:avx512 | auto:avx2 | auto:portable) ok ;;
         *) bad "--kernels $k ran kernels '$(level "f_$k")'" ;;
     esac
     [ "$(level "e_$k")" = "$(level "f_$k")" ] && cmp -s "$tmp/e_$k" "$tmp/f_$k" && ok ||

@@ -980,10 +980,22 @@ static void test_bf16_activations(void **state)
     assert_true(f16 >= 4);
 }
 
-/* With Q8 and Q4 weights, precision AUTO runs int8 activations: the logits move from EXACT's
-   (so the path is taken) by what quantizing activations costs (a few percent at most on these
-   models), prefill, decode, chunks, threads and the file's weights agree, and F32 / BF16 weights
-   are untouched by the option. */
+/* What a prompt's products of weights held as `w` run on in a session of m at the suite's level */
+static dintattn_prefill_unit prompt_unit(const dintattn_model *m, dintattn_weights w, dintattn_precision precision)
+{
+    dintattn_session *s = test_session_kv(m, 0, 0, 1, precision, DINTATTN_KV_F32);
+    dintattn_prefill_unit u;
+    assert_int_equal(dintattn_session_prefill_unit(s, dintattn_weights_name(w), &u, NULL), DINTATTN_OK);
+    dintattn_session_free(s);
+    return u;
+}
+
+/* With Q8 and Q4 weights, precision AUTO runs int8 activations in decode, in chunks too short for
+   a prompt's products (fewer than DINTATTN__GEMM_MIN_TOKENS), and in prompts where the session has
+   no AMX tiles (test_q8_q4_prompts_on_tiles): the logits move from EXACT's (so the path is taken)
+   by what quantizing activations costs (a few percent at most on these models), and decode,
+   chunks, threads, a prompt without tiles and the file's weights agree. F32 / BF16 weights are
+   untouched by the option. */
 static void test_int8_activations(void **state)
 {
     static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4, DINTATTN_WEIGHTS_BF16};
@@ -997,7 +1009,7 @@ static void test_int8_activations(void **state)
             float *a = run(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1);
             float *d = run(m, conv[f].ids, conv[f].n, 1, 0, 3);
             float *c = run(m, conv[f].ids, conv[f].n, 3, 0, 1);
-            const double e = rel_error(a, exact, n);
+            const double e = rel_error(c, exact, n);
             if (how[k] == DINTATTN_WEIGHTS_BF16) {
                 assert_memory_equal(a, exact, sizeof(float) * n);
             } else if (!(e > 1e-5 && e < 0.05)) {
@@ -1006,8 +1018,9 @@ static void test_int8_activations(void **state)
             }
             /* one int8 rounding that lands the other way (inputs differ in the last bit between
                prefill and decode) moves a logit by about a 127th of a block's share */
-            expect_close("int8 decode, 3 threads", conv[f].name, d, a, n, 2e-3);
-            expect_close("int8 chunks of 3", conv[f].name, c, a, n, 2e-3);
+            expect_close("int8 decode, 3 threads", conv[f].name, d, c, n, 2e-3);
+            if (prompt_unit(m, how[k], DINTATTN_PRECISION_AUTO) != DINTATTN_PREFILL_AMX_BF16)
+                expect_close("int8 prompt", conv[f].name, a, c, n, 2e-3);
             free(exact), free(a), free(d), free(c);
             dintattn_model_free(m);
         }
@@ -1020,7 +1033,7 @@ static void test_prefill_unit(void **state)
     dintattn_model *m = load_weights(fx[0].name, DINTATTN_WEIGHTS_Q8);
     dintattn_session *e = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_EXACT);
     dintattn_session *a = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_AUTO);
-    const int avx512 = dintattn_session_kernels(a) == DINTATTN_KERNELS_AVX512;
+    const int avx512 = dintattn_session_kernels(a) >= DINTATTN_KERNELS_AVX512, amx = dintattn_session_kernels(a) == DINTATTN_KERNELS_AMX;
     dintattn_prefill_unit u, v;
     dintattn_error err;
     int k;
@@ -1032,6 +1045,13 @@ static void test_prefill_unit(void **state)
     }
     assert_null(dintattn_prefill_unit_name((dintattn_prefill_unit)k));
     assert_string_equal(dintattn_prefill_unit_name(DINTATTN_PREFILL_INT8_PANELS), "int8 panels");
+    /* the tiles where the suite's level allows them (auto, amx) and the CPU and Linux have them */
+#ifdef DINTATTN__HAVE_AMX
+    assert_int_equal(amx, (test_kernels() == DINTATTN_KERNELS_AUTO || test_kernels() == DINTATTN_KERNELS_AMX) && avx512 &&
+                              __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready());
+#else
+    assert_false(amx);
+#endif
     assert_int_equal(dintattn_prefill_unit_parse("tiles", &v, &err), DINTATTN_ERR_ARG);
     assert_int_equal(dintattn_session_prefill_unit(a, "q5", &u, &err), DINTATTN_ERR_ARG);
     assert_non_null(strstr(err.message, "\"q5\""));
@@ -1043,9 +1063,10 @@ static void test_prefill_unit(void **state)
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
     assert_int_equal(dintattn_session_prefill_unit(e, "q4", &u, &err), DINTATTN_OK);
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
-    /* AUTO: int8 activations on AVX-512's int8 panels, the rows below it */
+    /* AUTO: AMX's bf16 tiles (dintattn__q_tiles), else int8 activations on AVX-512's int8 panels,
+       the rows below it */
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16 : avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
     assert_int_equal(dintattn_session_prefill_unit(a, "f32", &u, &err), DINTATTN_OK);
     assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
     dintattn_session_free(e);
@@ -1056,34 +1077,31 @@ static void test_prefill_unit(void **state)
     m = load_weights(fx[0].name, DINTATTN_WEIGHTS_BF16);
     for (k = 0; k < 2; k++) {
         dintattn_session *b = test_session_p(m, 0, 0, 1, k ? DINTATTN_PRECISION_EXACT : DINTATTN_PRECISION_AUTO);
-        int tiles = 0;
-#ifdef DINTATTN__HAVE_AMX
-        tiles = avx512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
-#endif
         assert_int_equal(dintattn_session_prefill_unit(b, "bf16", &u, &err), DINTATTN_OK);
-        assert_int_equal(u, tiles ? DINTATTN_PREFILL_AMX_BF16X3 : avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
+        assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16X3 : avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
         dintattn_session_free(b);
     }
     dintattn_model_free(m);
 }
 
-/* Precision FAST with Q8 and Q4 weights: where the CPU has AMX a prompt's products run on its bf16
-   tiles (the weights rounded to bf16, bf16 activations), which moves the logits from EXACT's (the
-   same weights, f32 activations) by at most about what AUTO's int8 activations do (0.26-1.04 times
-   that on these models); a prompt in chunks of 8 (tiles again) agrees with one prefill of it;
-   decode keeps int8 activations, so it is at most as far from the prompt as both are from EXACT.
-   Without AMX, FAST is AUTO for these weights, to the bit. */
-static void test_fast_q8_q4_prompts(void **state)
+/* Where the session has AMX tiles, a prompt's Q8 and Q4 products run on its bf16 tiles at AUTO and
+   FAST alike (the weights rounded to bf16, bf16 activations; dintattn__q_tiles): the same logits
+   at both, moved from EXACT's (the same weights, f32 activations) by at most about what int8
+   activations do (0.26-1.04 times that on these random models; far less on the trained one,
+   test_q8_tiles_beat_int8_on_a_trained_model); a prompt in chunks of 8 (tiles again) agrees with
+   one prefill of it; decode keeps int8 activations, so it is at most as far from the prompt as
+   both are from EXACT. Without tiles, FAST is AUTO for these weights, to the bit. */
+static void test_q8_q4_prompts_on_tiles(void **state)
 {
     static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
-    int f, k, tiles = 0, avx512 = 0;
+    int f, k, tiles = 0, amx = 0;
     (void)state;
     for (f = 0; f < n_conv; f++)
         for (k = 0; k < 2; k++) {
             dintattn_model *m = load_weights(conv[f].name, how[k]);
             const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
             dintattn_session *s = test_session_kv(m, 0, 0, 1, DINTATTN_PRECISION_FAST, DINTATTN_KV_F32);
-            dintattn_prefill_unit on;
+            const dintattn_prefill_unit on = prompt_unit(m, how[k], DINTATTN_PRECISION_FAST);
             float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
             float *a = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_AUTO);
             float *p = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 2, DINTATTN_PRECISION_FAST);
@@ -1091,30 +1109,87 @@ static void test_fast_q8_q4_prompts(void **state)
             float *c = run_p(m, conv[f].ids, n8, 8, 0, 1, DINTATTN_PRECISION_FAST);
             float *p8 = run_p(m, conv[f].ids, n8, n8, 0, 1, DINTATTN_PRECISION_FAST);
             float *d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 1, DINTATTN_PRECISION_FAST);
-            const double ea = rel_error(a, exact, n), ep = rel_error(p, exact, n);
-            assert_int_equal(dintattn_session_prefill_unit(s, dintattn_weights_name(how[k]), &on, NULL), DINTATTN_OK);
-            avx512 += dintattn_session_kernels(s) == DINTATTN_KERNELS_AVX512;
+            const double ed = rel_error(d, exact, n), ep = rel_error(p, exact, n);
+            amx += dintattn_session_kernels(s) == DINTATTN_KERNELS_AMX;
             dintattn_session_free(s);
             if (on != DINTATTN_PREFILL_AMX_BF16) {
                 assert_memory_equal(p, a, sizeof(float) * n);
             } else {
-                if (!(ep > 1e-6 && ep < 0.05 && ep < 2 * ea))
+                assert_int_equal(prompt_unit(m, how[k], DINTATTN_PRECISION_AUTO), DINTATTN_PREFILL_AMX_BF16);
+                /* AUTO's BF16 / F16 matrices, if the model held any, would multiply f32 */
+                if (!(m->held_types & (1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16)))
+                    assert_memory_equal(a, p, sizeof(float) * n);
+                if (!(ep > 1e-6 && ep < 0.05 && ep < 2 * ed))
                     fail_msg("%s %s: bf16 tiles move the logits by %.3g, int8 activations by %.3g", conv[f].name,
-                             dintattn_weights_name(how[k]), ep, ea);
-                expect_close("fast, chunks of 8", conv[f].name, c, p8, (size_t)n8 * (size_t)dintattn_model_config(m)->vocab_size, 2e-3);
+                             dintattn_weights_name(how[k]), ep, ed);
+                expect_close("tiles, chunks of 8", conv[f].name, c, p8, (size_t)n8 * (size_t)dintattn_model_config(m)->vocab_size, 2e-3);
                 /* two roads from EXACT's logits: apart by at most the sum of their lengths */
-                expect_close("fast, decode (int8) against the prompt (bf16)", conv[f].name, d, p, n,
-                             1.1 * (rel_error(d, exact, n) + ep));
+                expect_close("decode (int8) against the prompt (bf16)", conv[f].name, d, p, n, 1.1 * (ed + ep));
                 tiles++;
             }
             free(exact), free(a), free(p), free(c), free(p8), free(d);
             dintattn_model_free(m);
         }
+    assert_int_equal(tiles, amx);
 #ifdef DINTATTN__HAVE_AMX
-    if (dintattn__amx_ready() && __builtin_cpu_supports("avx512bf16")) assert_int_equal(tiles, avx512);
-#else
-    (void)avx512;
+    if (test_kernels() == DINTATTN_KERNELS_AUTO && dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->level == DINTATTN_KERNELS_AVX512 &&
+        dintattn__amx_ready() && __builtin_cpu_supports("avx512bf16"))
+        assert_true(amx > 0);
 #endif
+}
+
+/* Why AUTO takes a Q8 prompt to the tiles (dintattn__q_tiles): on the shipped model, which was
+   trained (at Q8, 96 tokens of Genesis), the tiles' logits are closer to EXACT's than int8
+   activations' (decode's, as a session without tiles would run the prompt): relative RMS error
+   under 0.6 and KL under 0.4 times int8's (measured 2026-11-28: 0.32 and 0.08 on 240 tokens of
+   README.md). Skipped where the session has no tiles. */
+static void test_q8_tiles_beat_int8_on_a_trained_model(void **state)
+{
+    static const char text[] =
+        "In the beginning God created the heaven and the earth. And the earth was without form, and void; and "
+        "darkness was upon the face of the deep. And the Spirit of God moved upon the face of the waters. And God "
+        "said, Let there be light: and there was light. And God saw the light, that it was good: and God divided the "
+        "light from the darkness. And God called the light Day, and the darkness he called Night. And the evening "
+        "and the morning were the first day.";
+    dintattn_load_options lo;
+    dintattn_model *m = NULL;
+    dintattn_tokenizer *tok = NULL;
+    dintattn_error err;
+    int ids[256], n = 0, V, t, i, k;
+    float *exact, *tiles, *int8;
+    double kl[2] = {0, 0}, e[2];
+    (void)state;
+    memset(&lo, 0, sizeof lo);
+    lo.weights = DINTATTN_WEIGHTS_Q8;
+    if (dintattn_model_load("models/dint-kjv.safetensors", &lo, &m, &err)) fail_msg("shipped model: %s", err.message);
+    if (prompt_unit(m, DINTATTN_WEIGHTS_Q8, DINTATTN_PRECISION_AUTO) != DINTATTN_PREFILL_AMX_BF16) {
+        dintattn_model_free(m);
+        skip();
+    }
+    assert_int_equal(dintattn_tokenizer_from_model(m, &tok, &err), DINTATTN_OK);
+    assert_int_equal(dintattn_tokenizer_encode(tok, text, strlen(text), 0, ids, 256, &n, &err), DINTATTN_OK);
+    assert_true(n >= 64 && n <= 256);
+    V = dintattn_model_config(m)->vocab_size;
+    exact = run_p(m, ids, n, n, 0, 2, DINTATTN_PRECISION_EXACT);
+    tiles = run_p(m, ids, n, n, 0, 2, DINTATTN_PRECISION_AUTO);
+    int8 = run_p(m, ids, n, 1, 0, 2, DINTATTN_PRECISION_AUTO);
+    for (t = 0; t < n; t++)
+        for (k = 0; k < 2; k++) {
+            const float *x = exact + (size_t)t * V, *y = (k ? int8 : tiles) + (size_t)t * V;
+            double mx = -HUGE_VAL, my = -HUGE_VAL, sx = 0, sy = 0;
+            for (i = 0; i < V; i++) mx = x[i] > mx ? x[i] : mx, my = y[i] > my ? y[i] : my;
+            for (i = 0; i < V; i++) sx += exp(x[i] - mx), sy += exp(y[i] - my);
+            for (i = 0; i < V; i++) /* KL(exact || y) */
+                kl[k] += exp(x[i] - mx) / sx * ((x[i] - mx - log(sx)) - (y[i] - my - log(sy))) / n;
+        }
+    e[0] = rel_error(tiles, exact, (size_t)n * V);
+    e[1] = rel_error(int8, exact, (size_t)n * V);
+    if (!(e[0] > 1e-6 && e[0] < 0.6 * e[1] && kl[0] < 0.4 * kl[1]))
+        fail_msg("tiles: error %.3g, KL %.3g; int8: %.3g, %.3g", e[0], kl[0], e[1], kl[1]);
+    print_message("tiles: error %.3g, KL %.3g; int8: %.3g, %.3g (%d tokens)\n", e[0], kl[0], e[1], kl[1], n);
+    free(exact), free(tiles), free(int8);
+    dintattn_tokenizer_free(tok);
+    dintattn_model_free(m);
 }
 
 static unsigned char *edited_file(const char *name, const char *from, const char *to, size_t *out_size);
@@ -1944,7 +2019,8 @@ int main(void)
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_prefill_unit),
-        cmocka_unit_test(test_fast_q8_q4_prompts),
+        cmocka_unit_test(test_q8_q4_prompts_on_tiles),
+        cmocka_unit_test(test_q8_tiles_beat_int8_on_a_trained_model),
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
         cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),

@@ -26,15 +26,15 @@ typedef struct fixture {
     int ids[MAX_IDS], n;
 } fixture;
 
-/* The kernel level the suite runs at: DINTATTN_KERNELS=auto|portable|avx2|avx512 (make check
-   runs test_engine at portable and avx2 besides the default, the best the CPU has). The library
+/* The kernel level the suite runs at: DINTATTN_KERNELS=auto|portable|avx2|avx512|amx (make check
+   runs test_engine at portable, avx2 and avx512 besides the default, the best the CPU has). The library
    itself reads no environment variable. */
 TEST_HELPER dintattn_kernels test_kernels(void)
 {
     dintattn_kernels k = DINTATTN_KERNELS_AUTO;
     const char *env = getenv("DINTATTN_KERNELS");
     if (env && dintattn_kernels_parse(env, &k, NULL) != DINTATTN_OK) {
-        fprintf(stderr, "DINTATTN_KERNELS=%s is not auto, portable, avx2 or avx512\n", env);
+        fprintf(stderr, "DINTATTN_KERNELS=%s is not auto, portable, avx2, avx512 or amx\n", env);
         exit(2);
     }
     return k;
