@@ -215,13 +215,14 @@ typedef enum {
 /* The arithmetic of the matrix products. AUTO: F32, F16 and BF16 weights multiply f32
    activations (the engine's 1e-4 tolerance against the float64 reference); Q8 and Q4 weights
    multiply activations quantized to int8 in blocks of 32 (one f32 scale each), in integer dot
-   products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. EXACT: f32
-   activations for every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations
-   rounded to bf16 (AVX-512 BF16's vdpbf16ps where the CPU has it), in decode and prefill; F16
-   weights are rounded to bf16 as they are read (the file keeps them). Where the CPU has AMX, FAST
-   runs a prompt's products on its bf16 tiles, Q8 and Q4 ones too (each weight rounded to bf16,
-   times bf16 activations: a prompt's logits then differ from decode's int8 ones by about what
-   int8 activations cost). */
+   products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. Where the
+   session has AMX's tiles (kernel level AMX), a prompt's Q8 and Q4 products run on its bf16 tiles
+   instead, at AUTO as at FAST: each weight rounded to bf16, times bf16 activations, which is
+   faster and closer to EXACT than int8 activations (dintattn__q_tiles); a prompt's logits then
+   differ from decode's (int8) by about what int8 activations cost. EXACT: f32 activations for
+   every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations rounded to bf16
+   (AVX-512 BF16's vdpbf16ps where the CPU has it; AMX's tiles for a prompt), in decode and
+   prefill; F16 weights are rounded to bf16 as they are read (the file keeps them). */
 typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
 /* How the session's cache holds keys and values (DINT's running sums S are always double). F32:
@@ -5555,9 +5556,9 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
 /* Whether a prompt's Q8 / Q4 products run on AMX's bf16 tiles (each weight rounded to bf16, times
    activations rounded to bf16) instead of int8 activations: at AUTO and FAST where the session has
    tiles. There the products are both faster and closer to EXACT's than with int8 activations: the
-   shipped model
-   at Q8, 240 tokens, logits' relative RMS error 2.3e-3 against int8's 6.9e-3, KL 2.1e-5 against
-   2.5e-4; 2.7B Q8 prompt of 512: 234 tok/s against 158 (2026-11-28, README). Decode keeps int8
+   shipped model at Q8, 107 tokens of Genesis, logits' relative RMS error 0.0031 against int8's
+   0.0068, KL 6.6e-6 against 5.2e-5 (test_q8_tiles_beat_int8_on_a_trained_model); a 2.7B Q8
+   prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). Decode keeps int8
    activations: one token reads every weight once, and int8 keeps that memory-bound. */
 static int dintattn__q_tiles(const dintattn_session *s)
 {

@@ -7,7 +7,8 @@
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
    --weights says (file: as stored, read in place; f32, bf16, q8, q4: converted at load) and the
    session's arithmetic as --precision says (dintattn_precision: auto multiplies Q8/Q4 weights by
-   int8-quantized activations, exact keeps f32 activations for every weight type):
+   int8-quantized activations, a prompt's on AMX's bf16 tiles where the CPU has them; exact keeps
+   f32 activations for every weight type):
      load      seconds in dintattn_model_load;
      prefill   tokens/s of dintattn_prefill over an N-token prompt (default 512; clamped so
                that N + M fits in the model's context), logits of the last token only: the median
