@@ -5718,10 +5718,10 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         /* ... and three parts of each (dintattn__split_bf16x3): BF16 weights times f32 activations on
            AMX (dintattn__prompt_act) */
         const int x3 = s->precision != DINTATTN_PRECISION_FAST && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
+        const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
-        const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
         s->x3 = x3;
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(Bx, b, overflow));
         DINTATTN__CARVE(s->xb3, uint16_t, DINTATTN__MUL3(Bx, x3 ? s->xq_ld : 0, 3));
