@@ -4826,24 +4826,36 @@ DINTATTN__AVX512 static void dintattn__scores4_avx512(float *a, size_t lda, cons
 #define DINTATTN__WV4_STORE(q)                                                                               \
     _mm512_storeu_ps(O + (size_t)(q) * ldo + c0, o##q##0), _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 16, o##q##1), \
     _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 32, o##q##2), _mm512_storeu_ps(O + (size_t)(q) * ldo + c0 + 48, o##q##3)
+#define DINTATTN__WV4_LOAD(q)                                                                                \
+    o##q##0 = _mm512_loadu_ps(O + (size_t)(q) * ldo + c0), o##q##1 = _mm512_loadu_ps(O + (size_t)(q) * ldo + c0 + 16), \
+    o##q##2 = _mm512_loadu_ps(O + (size_t)(q) * ldo + c0 + 32), o##q##3 = _mm512_loadu_ps(O + (size_t)(q) * ldo + c0 + 48)
+/* Values wider than 64 columns are taken DINTATTN__WV4_KB rows at a time, every pass over those
+   rows while they are in L1, the sums carried in O between them (the same additions in the same
+   order): a pass over all nk rows for each 64 columns read each row's cache lines in four strided
+   sweeps. */
+#define DINTATTN__WV4_KB 32
 DINTATTN__AVX512 static void dintattn__wv4_avx512(float *O, size_t ldo, const float *W, size_t ldw, const float *V, int nk,
                                                  int dv)
 {
-    int c0, j;
-    for (c0 = 0; c0 < dv; c0 += 64) {
-        __m512 o00 = _mm512_setzero_ps(), o01 = o00, o02 = o00, o03 = o00, o10 = o00, o11 = o00, o12 = o00;
-        __m512 o13 = o00, o20 = o00, o21 = o00, o22 = o00, o23 = o00, o30 = o00, o31 = o00, o32 = o00, o33 = o00;
-        for (j = 0; j < nk; j++) {
-            const float *v = V + (size_t)j * dv + c0;
-            const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16), v2 = _mm512_loadu_ps(v + 32);
-            const __m512 v3 = _mm512_loadu_ps(v + 48);
-            DINTATTN__WV4_Q(0);
-            DINTATTN__WV4_Q(1);
-            DINTATTN__WV4_Q(2);
-            DINTATTN__WV4_Q(3);
+    int c0, j, j0 = 0, j1;
+    do {
+        j1 = dv > 64 && nk - j0 > DINTATTN__WV4_KB ? j0 + DINTATTN__WV4_KB : nk;
+        for (c0 = 0; c0 < dv; c0 += 64) {
+            __m512 o00 = _mm512_setzero_ps(), o01 = o00, o02 = o00, o03 = o00, o10 = o00, o11 = o00, o12 = o00;
+            __m512 o13 = o00, o20 = o00, o21 = o00, o22 = o00, o23 = o00, o30 = o00, o31 = o00, o32 = o00, o33 = o00;
+            if (j0) DINTATTN__WV4_LOAD(0), DINTATTN__WV4_LOAD(1), DINTATTN__WV4_LOAD(2), DINTATTN__WV4_LOAD(3);
+            for (j = j0; j < j1; j++) {
+                const float *v = V + (size_t)j * dv + c0;
+                const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16), v2 = _mm512_loadu_ps(v + 32);
+                const __m512 v3 = _mm512_loadu_ps(v + 48);
+                DINTATTN__WV4_Q(0);
+                DINTATTN__WV4_Q(1);
+                DINTATTN__WV4_Q(2);
+                DINTATTN__WV4_Q(3);
+            }
+            DINTATTN__WV4_STORE(0), DINTATTN__WV4_STORE(1), DINTATTN__WV4_STORE(2), DINTATTN__WV4_STORE(3);
         }
-        DINTATTN__WV4_STORE(0), DINTATTN__WV4_STORE(1), DINTATTN__WV4_STORE(2), DINTATTN__WV4_STORE(3);
-    }
+    } while ((j0 = j1) < nk);
 }
 
 /* The four-query kernels where the widths allow them (0: the caller goes query by query) */
@@ -5247,7 +5259,7 @@ struct dintattn_session {
     float *ffn_gate, *ffn_up;               /* [n][F] */
     double *qk64;                           /* [n][heads * d] each for q1, k1, q2, k2 (before RoPE) */
     double *q_base_x, *k_base_x, *down_x;   /* Shared-DIFF factored: base x, and down x per projection */
-    float *rows;                            /* decode: per thread, A1, A2, W of one query (3 n_ctx) */
+    float *rows;                            /* decode: per thread, A1, A2, W of one query (DINTATTN__ATT_ROWS n_ctx) */
     float *kvt;                             /* BF16 / Q8 cache, decode: per thread, kvt_ld floats of
                                                DINTATTN__KV_TILE rows in f32 and a row of W @ V */
     size_t kvt_ld;
@@ -5292,6 +5304,7 @@ typedef struct dintattn__kv_read {
     const dintattn__kernels *k;
     int l, width, tile;
     int rows;                               /* query by query (the decode kernels), or by sgemm */
+    int heads;                              /* the rows are heads at one position (all see `width` keys) */
     float *buf, *o_tile;
     dintattn__pool *pool;                   /* prefill by sgemm: converts its tiles on the session's threads */
 } dintattn__kv_read;
@@ -5323,10 +5336,11 @@ static const float *dintattn__kv_tile(const dintattn__kv_read *rd, const dintatt
     return rd->buf;
 }
 
-/* Keys of tile [j0, j0 + n) that query t of a block of nb sees (the last sees all `width`) */
+/* Keys of tile [j0, j0 + n) that query t of a block of nb sees (the last sees all `width`; heads
+   at one position, rd->heads, all do) */
 static int dintattn__keys_in_tile(const dintattn__kv_read *rd, int nb, int t, int j0, int n)
 {
-    const int nk = rd->width - nb + t + 1 - j0;
+    const int nk = (rd->heads ? rd->width : rd->width - nb + t + 1) - j0;
     return nk < 0 ? 0 : nk < n ? nk : n;
 }
 
@@ -5447,10 +5461,29 @@ typedef struct dintattn__chunk {
     int l, n, pos0;
 } dintattn__chunk;
 
+/* Heads read together in decode (dintattn__attend): DINTATTN__HEADS consecutive heads that share
+   their K1 and V heads (grouped queries) take their scores and W @ V in one read of those rows
+   (the level's four-query kernels), not one read a head: on the 12.7B Motif shape (32 heads, 8
+   K1 / V heads, Q8) at context 2048, decode 600 -> 527 ms/token, best of 12 (2026-11-28; 514
+   with dintattn__wv4_avx512's blocks of keys). A unit's scratch (DINTATTN__ATT_ROWS rows of the
+   context) holds their A1 and W rows. */
+#define DINTATTN__HEADS 4
+#define DINTATTN__ATT_ROWS (1 + 2 * DINTATTN__HEADS)
+
+static int dintattn__heads_together(const dintattn_config *c, int i, int h1)
+{
+    const int H = c->n_heads, last = i + DINTATTN__HEADS - 1;
+    return last < h1 && dintattn__head_of(i, c->n_k1_heads, H) == dintattn__head_of(last, c->n_k1_heads, H) &&
+                   dintattn__head_of(i, c->n_v_heads, H) == dintattn__head_of(last, c->n_v_heads, H)
+               ? DINTATTN__HEADS
+               : 1;
+}
+
 /* Attention of signal heads [h0, h1) (a run sharing one noise head) for queries t0 .. t0+nb of
-   the chunk: A2 once for the run, then per head A1, W (dintattn__head_weights), W @ V, HeadNorm.
-   `A` is scratch for three blocks of nb x (keys the last query sees) floats; kvt (decode) or
-   kvp (prefill) holds the tiles a BF16 / Q8 cache is read through. */
+   the chunk: A2 once for the run, then per head (or, for one query, per group of heads sharing
+   K1 and V: dintattn__heads_together) A1, W (dintattn__head_weights), W @ V, HeadNorm. `A` is
+   scratch for max(nb, DINTATTN__HEADS) + 2 nb rows of (keys the last query sees) floats; kvt
+   (decode) or kvp (prefill) holds the tiles a BF16 / Q8 cache is read through. */
 static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, int nb, float *A, float *kvt, int rows)
 {
     dintattn_session *s = ch->s;
@@ -5460,13 +5493,14 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
     const int H = c->n_heads, d = c->head_dim, dv = c->v_head_dim, l = ch->l;
     const int width = ch->pos0 + t0 + nb; /* keys the block's last query sees */
     const float scale = (float)(1.0 / sqrt((double)d));
-    float *A1 = A, *A2 = A + (size_t)nb * width, *W = A2 + (size_t)nb * width;
+    float *A1 = A, *A2 = A + (size_t)(nb > DINTATTN__HEADS ? nb : DINTATTN__HEADS) * width, *W = A2 + (size_t)nb * width;
     /* shared_k, one query, one head: both maps' scores in one read of the keys */
     const int fused = c->shared_k && nb == 1 && h1 == h0 + 1 &&
                       dintattn__head_of(h0, c->n_k1_heads, H) == dintattn__head_of(h0, c->n_k2_heads, H);
     dintattn__kv_read rd;
-    int i, t;
+    int i, t, j, g;
     rd.k = k, rd.l = l, rd.width = width, rd.buf = kvt; /* kvt is NULL with an f32 cache, read in place */
+    rd.heads = 0;
     rd.o_tile = kvt ? kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv) : NULL;
     rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : rows ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
     rd.rows = rows;
@@ -5482,31 +5516,36 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
         if (!fused) dintattn__scores_block(&rd, &s->k2, k2h, A2, q2, c->n_q2_heads * d, nb, scale);
         for (t = 0; t < nb; t++) k->softmax(A2 + (size_t)t * width, width - nb + t + 1);
     }
-    for (i = h0; i < h1; i++) {
+    for (i = h0; i < h1; i += g) {
+        /* g heads at once (one query), their rows of A1 and W j = 0..g-1; else one, rows t */
+        g = nb == 1 && rows && !fused ? dintattn__heads_together(c, i, h1) : 1;
+        rd.heads = g > 1;
         if (!fused)
             dintattn__scores_block(&rd, &s->k1, dintattn__head_of(i, c->n_k1_heads, H), A1,
-                                   s->q1 + ((size_t)t0 * H + i) * d, H * d, nb, scale);
-        for (t = 0; t < nb; t++) {
-            const int nk = width - nb + t + 1, pos = nk - 1;
-            const float lambda = s->lambda_rows ? s->lambda_rows[(size_t)(t0 + t) * H + i] : (float)L->lambda;
-            float *w = W + (size_t)t * width;
-            const int shown = s->insp.row && dintattn__inspected(&s->insp, l, i, pos);
-            dintattn__head_weights(k, c, lambda, s->S ? dintattn__S_row(s, l, i) : NULL, A1 + (size_t)t * width,
-                                   A2 + (size_t)t * width, w, nk, shown ? s->I_row : NULL);
-            if (s->hook) s->hook(s->hook_user, l, i, pos, w, nk);
-            if (shown) {
-                dintattn_attn_row r;
-                const int diff = c->attention != DINTATTN_ATTN_STANDARD;
-                r.layer = l, r.head = i, r.pos = pos, r.n_keys = nk, r.lambda = diff ? lambda : 0.0f;
-                r.A1 = A1 + (size_t)t * width, r.A2 = diff ? A2 + (size_t)t * width : NULL, r.W = w;
-                r.integral = c->attention == DINTATTN_ATTN_DINT ? s->I_row : NULL;
-                s->insp.row(s->insp.user, &r);
+                                   s->q1 + ((size_t)t0 * H + i) * d, g > 1 ? d : H * d, g > 1 ? g : nb, scale);
+        for (j = 0; j < g; j++)
+            for (t = 0; t < nb; t++) {
+                const int nk = width - nb + t + 1, pos = nk - 1, h = i + j;
+                const float lambda = s->lambda_rows ? s->lambda_rows[(size_t)(t0 + t) * H + h] : (float)L->lambda;
+                float *a1 = A1 + (size_t)(j + t) * width, *w = W + (size_t)(j + t) * width;
+                const int shown = s->insp.row && dintattn__inspected(&s->insp, l, h, pos);
+                dintattn__head_weights(k, c, lambda, s->S ? dintattn__S_row(s, l, h) : NULL, a1, A2 + (size_t)t * width, w,
+                                       nk, shown ? s->I_row : NULL);
+                if (s->hook) s->hook(s->hook_user, l, h, pos, w, nk);
+                if (shown) {
+                    dintattn_attn_row r;
+                    const int diff = c->attention != DINTATTN_ATTN_STANDARD;
+                    r.layer = l, r.head = h, r.pos = pos, r.n_keys = nk, r.lambda = diff ? lambda : 0.0f;
+                    r.A1 = a1, r.A2 = diff ? A2 + (size_t)t * width : NULL, r.W = w;
+                    r.integral = c->attention == DINTATTN_ATTN_DINT ? s->I_row : NULL;
+                    s->insp.row(s->insp.user, &r);
+                }
+                memset(w + nk, 0, sizeof(float) * (size_t)(width - nk)); /* the future: for the block's W @ V */
             }
-            memset(w + nk, 0, sizeof(float) * (size_t)(width - nk)); /* the future: for the block's W @ V */
-        }
         dintattn__wv_block(&rd, &s->v, dintattn__head_of(i, c->n_v_heads, H), s->att + ((size_t)t0 * H + i) * dv,
-                           H * dv, W, nb);
-        for (t = 0; t < nb; t++) dintattn__head_post(c, L, i, s->att + ((size_t)(t0 + t) * H + i) * dv);
+                           g > 1 ? dv : H * dv, W, g > 1 ? g : nb);
+        for (j = 0; j < g; j++)
+            for (t = 0; t < nb; t++) dintattn__head_post(c, L, i + j, s->att + ((size_t)(t0 + t) * H + i + j) * dv);
     }
 }
 
@@ -5516,7 +5555,7 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
     const dintattn__chunk *ch = (const dintattn__chunk *)ctx;
     const dintattn_model *m = ch->s->model;
     dintattn__attend(ch, m->noise_run[unit], m->noise_run[unit + 1], 0, 1,
-                     ch->s->rows + (size_t)tid * 3 * (size_t)ch->s->n_ctx,
+                     ch->s->rows + (size_t)tid * DINTATTN__ATT_ROWS * (size_t)ch->s->n_ctx,
                      ch->s->kvt ? ch->s->kvt + (size_t)tid * ch->s->kvt_ld : NULL, 1);
 }
 
@@ -5704,7 +5743,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->q_base_x, double, factored ? dintattn__mul(B, d, overflow) : 0);
     DINTATTN__CARVE(s->k_base_x, double, factored ? dintattn__mul(B, d, overflow) : 0);
     DINTATTN__CARVE(s->down_x, double, factored ? DINTATTN__MUL3(B, r, nq + nk) : 0);
-    DINTATTN__CARVE(s->rows, float, DINTATTN__MUL3((size_t)s->n_threads, 3, T));
+    DINTATTN__CARVE(s->rows, float, DINTATTN__MUL3((size_t)s->n_threads, DINTATTN__ATT_ROWS, T));
     DINTATTN__CARVE(s->blk, float, B > 1 ? DINTATTN__MUL3(3 * (size_t)s->n_threads, (size_t)DINTATTN__QB, T) : 0);
     DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
     DINTATTN__CARVE(s->tile, float, s->tile_elems);

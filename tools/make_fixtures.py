@@ -139,6 +139,11 @@ FIXTURES = [
     F("grouped_diff_gqa_bf16",
       dict(S8, vocab_size=43, attention="diff", n_k1_heads=4, n_q2_heads=2, n_k2_heads=2,
            n_v_heads=2), "bf16"),
+    # four signal heads sharing K1, V and the noise head (Motif-2's 32 / 8), widths for the
+    # four-query kernels (d 16, dv 64): decode reads K1 and V once for the four
+    F("dint_gqa4_d16_f32",
+      dict(S8, vocab_size=47, head_dim=16, v_head_dim=64, attention="dint", n_k1_heads=2,
+           n_q2_heads=2, n_k2_heads=2, n_v_heads=2), "f32"),
     F("diff_odd_sizes_f32",
       dict(S6, attention="diff", n_k1_heads=2, n_q2_heads=3, n_k2_heads=3, n_v_heads=2),
       "f32"),
