@@ -6495,7 +6495,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 }
 
 /* Where a prompt's products of `type` weights run, one home for the choice: returns their
-   activations (dintattn__act's, except that at precision FAST Q8/Q4 products on AMX tiles multiply
+   activations (dintattn__act's, except that Q8/Q4 products on AMX tiles, dintattn__q_tiles, multiply
    bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs them) and sets *where:
    DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's packed panels), _ON_AMX. */
 static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int *where)
