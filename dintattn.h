@@ -1502,7 +1502,7 @@ struct dintattn_model {
     dintattn__mat tok_embeddings, output;
     const float *norm;
     int qk_factored;
-    int n_noise_runs;                                   /* runs of signal heads sharing A2 ... */
+    int n_noise_runs;                                   /* runs of signal heads sharing A2 (dintattn__noise_runs) ... */
     int *noise_run;                                     /* ... run k is heads [noise_run[k], noise_run[k+1]) */
     dintattn_weights weights;                           /* the load option */
     void (*progress)(void *user, double done, double total); /* the load option, while loading */
@@ -2516,9 +2516,14 @@ static dintattn_result dintattn__compute_lambda(dintattn_model *m, int l, int ch
     return DINTATTN_OK;
 }
 
+/* Heads decode reads together (dintattn__heads_together, dintattn__attend) */
+#define DINTATTN__HEADS 4
+
 /* Signal heads that read the same Q2 and K2 heads share their noise map A2 (Grouped-DIFF's G
    signal heads per noise head); such heads are consecutive. The runs, computed once: decode and
-   prefill compute A2 once a run. */
+   prefill compute A2 once a run, and a run is a unit of attention on the session's threads. With
+   standard attention (no A2) a run is up to DINTATTN__HEADS heads that share their K and V heads
+   (grouped queries), which decode reads once for the run. */
 static dintattn_result dintattn__noise_runs(dintattn_model *m, dintattn_error *err)
 {
     const dintattn_config *c = &m->cfg;
@@ -2527,8 +2532,12 @@ static dintattn_result dintattn__noise_runs(dintattn_model *m, dintattn_error *e
     m->noise_run = (int *)dintattn__calloc((size_t)H + 1, sizeof *m->noise_run);
     if (!m->noise_run) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory for %d heads", H);
     for (i = 0; i < H; i++)
-        if (i == 0 || !diff || dintattn__head_of(i, c->n_q2_heads, H) != dintattn__head_of(i - 1, c->n_q2_heads, H) ||
-            dintattn__head_of(i, c->n_k2_heads, H) != dintattn__head_of(i - 1, c->n_k2_heads, H))
+        if (i == 0 ||
+            (diff ? dintattn__head_of(i, c->n_q2_heads, H) != dintattn__head_of(i - 1, c->n_q2_heads, H) ||
+                        dintattn__head_of(i, c->n_k2_heads, H) != dintattn__head_of(i - 1, c->n_k2_heads, H)
+                  : i - m->noise_run[n - 1] == DINTATTN__HEADS ||
+                        dintattn__head_of(i, c->n_k1_heads, H) != dintattn__head_of(i - 1, c->n_k1_heads, H) ||
+                        dintattn__head_of(i, c->n_v_heads, H) != dintattn__head_of(i - 1, c->n_v_heads, H)))
             m->noise_run[n++] = i;
     m->noise_run[n] = H;
     m->n_noise_runs = n;
@@ -5465,9 +5474,9 @@ typedef struct dintattn__chunk {
    their K1 and V heads (grouped queries) take their scores and W @ V in one read of those rows
    (the level's four-query kernels), not one read a head: on the 12.7B Motif shape (32 heads, 8
    K1 / V heads, Q8) at context 2048, decode 600 -> 527 ms/token, best of 12 (2026-11-28; 514
-   with dintattn__wv4_avx512's blocks of keys). A unit's scratch (DINTATTN__ATT_ROWS rows of the
+   with dintattn__wv4_avx512's blocks of keys); a standard model of 32 heads over 8 K / V heads,
+   context 3072: 39.1-39.8 -> 30.8-31.2. A unit's scratch (DINTATTN__ATT_ROWS rows of the
    context) holds their A1 and W rows. */
-#define DINTATTN__HEADS 4
 #define DINTATTN__ATT_ROWS (1 + 2 * DINTATTN__HEADS)
 
 static int dintattn__heads_together(const dintattn_config *c, int i, int h1)

@@ -84,6 +84,10 @@ FIXTURES = [
     F("standard_gqa_halves_f32",
       dict(S4, attention="standard", n_k1_heads=2, n_v_heads=2, rope="halves"), "f32",
       contrast=dict(rope="interleaved")),
+    # four heads over each K / V head, widths for the four-query kernels: decode reads them once
+    F("standard_gqa4_d16_f32",
+      dict(S8, vocab_size=41, head_dim=16, v_head_dim=32, attention="standard", n_k1_heads=2,
+           n_v_heads=2), "f32"),
     F("standard_tied_norope_hd5_f16",
       dict(S4, dim=24, vocab_size=47, hidden_dim=32, head_dim=5, attention="standard",
            n_q2_heads=0, n_k2_heads=0, tie_embeddings=True, rope="none"), "f16"),
