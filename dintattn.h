@@ -2519,6 +2519,14 @@ static dintattn_result dintattn__compute_lambda(dintattn_model *m, int l, int ch
 /* Heads decode reads together (dintattn__heads_together, dintattn__attend) */
 #define DINTATTN__HEADS 4
 
+/* Whether signal heads a and b read the same K1 and V heads (grouped queries) */
+static int dintattn__same_kv(const dintattn_config *c, int a, int b)
+{
+    const int H = c->n_heads;
+    return dintattn__head_of(a, c->n_k1_heads, H) == dintattn__head_of(b, c->n_k1_heads, H) &&
+           dintattn__head_of(a, c->n_v_heads, H) == dintattn__head_of(b, c->n_v_heads, H);
+}
+
 /* Signal heads that read the same Q2 and K2 heads share their noise map A2 (Grouped-DIFF's G
    signal heads per noise head); such heads are consecutive. The runs, computed once: decode and
    prefill compute A2 once a run, and a run is a unit of attention on the session's threads. With
@@ -2535,9 +2543,7 @@ static dintattn_result dintattn__noise_runs(dintattn_model *m, dintattn_error *e
         if (i == 0 ||
             (diff ? dintattn__head_of(i, c->n_q2_heads, H) != dintattn__head_of(i - 1, c->n_q2_heads, H) ||
                         dintattn__head_of(i, c->n_k2_heads, H) != dintattn__head_of(i - 1, c->n_k2_heads, H)
-                  : i - m->noise_run[n - 1] == DINTATTN__HEADS ||
-                        dintattn__head_of(i, c->n_k1_heads, H) != dintattn__head_of(i - 1, c->n_k1_heads, H) ||
-                        dintattn__head_of(i, c->n_v_heads, H) != dintattn__head_of(i - 1, c->n_v_heads, H)))
+                  : i - m->noise_run[n - 1] == DINTATTN__HEADS || !dintattn__same_kv(c, i - 1, i)))
             m->noise_run[n++] = i;
     m->noise_run[n] = H;
     m->n_noise_runs = n;
@@ -3049,13 +3055,6 @@ static float dintattn__dot_q8_c(const dintattn__mat *M, size_t r, const float *x
 DINTATTN__DOT_Q4_C(dintattn__dot_q4_c, float)
 DINTATTN__DOT_Q4_C(dintattn__dot64_q4_c, double)
 
-/* --- int8 activations for Q8 and Q4 rows (precision AUTO) ---------------------------------
-   x (n a multiple of 32) is cut into blocks of 32; each block gets d = max|x| / 127 and
-   q = round(x / d) in [-127, 127] (a block holding NaN or infinity gets a NaN d). Then
-   row . x = sum over blocks of w_scale * d * (the block's integer dot product of weights and q),
-   the integer dot exact in int32. The x86 kernels multiply unsigned by signed bytes (VNNI's
-   vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored: w + 8) times q, then take 128 (8) times
-   sum over blocks of w_scale * d * sum(q) off the row's total: c holds d * sum(q) per block. */
 /* A row of activations rounded to bf16 (dintattn__f32_to_bf16; precision FAST), zero from cols up
    to a multiple of 32 (AMX's blocks) */
 static void dintattn__to_bf16(const float *x, int cols, uint16_t *out)
@@ -3064,6 +3063,13 @@ static void dintattn__to_bf16(const float *x, int cols, uint16_t *out)
     for (k = 0; k < (cols + 31) / 32 * 32; k++) out[k] = k < cols ? dintattn__f32_to_bf16(x[k]) : 0;
 }
 
+/* --- int8 activations for Q8 and Q4 rows (precision AUTO) ---------------------------------
+   x (n a multiple of 32) is cut into blocks of 32; each block gets d = max|x| / 127 and
+   q = round(x / d) in [-127, 127] (a block holding NaN or infinity gets a NaN d). Then
+   row . x = sum over blocks of w_scale * d * (the block's integer dot product of weights and q),
+   the integer dot exact in int32. The x86 kernels multiply unsigned by signed bytes (VNNI's
+   vpdpbusd): Q8 weights w + 128 (Q4 nibbles as stored: w + 8) times q, then take 128 (8) times
+   sum over blocks of w_scale * d * sum(q) off the row's total: c holds d * sum(q) per block. */
 typedef struct dintattn__xq {
     const signed char *q;                   /* [n] */
     const float *s;                         /* [n / 32]: d */
@@ -5281,8 +5287,7 @@ struct dintattn_session {
     signed char *xq;                        /* Q8/Q4 rows, precision AUTO: [n][xq_ld] int8 activations */
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
     uint16_t *xb;                           /* [n][xq_ld] bf16 activations (FAST's BF16 rows, Q8/Q4 on AMX) */
-    uint16_t *xb3;                          /* [n][3 * xq_ld]: three parts (BF16 on AMX, DINTATTN__ACT_BF16X3) */
-    int x3;                                 /* xb3 is there (set before it is carved) */
+    uint16_t *xb3;                          /* [n][3 * xq_ld]: three parts (dintattn__x3) */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
     uint32_t *xpb;                          /* ... and bf16 pairs ... */
@@ -5481,11 +5486,8 @@ typedef struct dintattn__chunk {
 
 static int dintattn__heads_together(const dintattn_config *c, int i, int h1)
 {
-    const int H = c->n_heads, last = i + DINTATTN__HEADS - 1;
-    return last < h1 && dintattn__head_of(i, c->n_k1_heads, H) == dintattn__head_of(last, c->n_k1_heads, H) &&
-                   dintattn__head_of(i, c->n_v_heads, H) == dintattn__head_of(last, c->n_v_heads, H)
-               ? DINTATTN__HEADS
-               : 1;
+    const int last = i + DINTATTN__HEADS - 1;
+    return last < h1 && dintattn__same_kv(c, i, last) ? DINTATTN__HEADS : 1;
 }
 
 /* Attention of signal heads [h0, h1) (a run sharing one noise head) for queries t0 .. t0+nb of
@@ -5613,6 +5615,14 @@ static int dintattn__q_tiles(const dintattn_session *s)
     return s->amx && s->precision != DINTATTN_PRECISION_EXACT;
 }
 
+/* Whether a prompt's BF16 products multiply f32 activations split into three bf16 parts on AMX's
+   tiles (dintattn__split_bf16x3; precision AUTO and EXACT where the session has tiles) */
+static int dintattn__x3(const dintattn_session *s)
+{
+    return s->amx && s->precision != DINTATTN_PRECISION_FAST && s->n_batch > 1 &&
+           s->model->held_types >> DINTATTN__W_BF16 & 1u;
+}
+
 /* Whether the level runs f32-activation products of `type` weights on its f32 panels */
 static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
 {
@@ -5627,7 +5637,7 @@ static int dintattn__prefill_f32(const dintattn_session *s)
     int t, f = 0;
     for (t = 0; t < DINTATTN__W_COUNT; t++)
         if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
-            !(t == DINTATTN__W_BF16 && s->x3)) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
+            !(t == DINTATTN__W_BF16 && dintattn__x3(s))) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
             f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
     return f;
 }
@@ -5763,14 +5773,12 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const size_t q = held & int8 ? s->xq_ld : 0;
         /* bf16 rows: precision FAST's BF16/F16 products, and Q8/Q4 prompts on AMX (dintattn__q_tiles) */
         const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && dintattn__q_tiles(s)) ? s->xq_ld : 0;
-        /* ... and three parts of each (dintattn__split_bf16x3): BF16 weights times f32 activations on
-           AMX (dintattn__prompt_act) */
-        const int x3 = s->precision != DINTATTN_PRECISION_FAST && B > 1 && s->amx && held >> DINTATTN__W_BF16 & 1u;
+        /* ... and three parts of each (dintattn__x3) */
+        const int x3 = dintattn__x3(s);
         const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
-        s->x3 = x3;
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(Bx, b, overflow));
         DINTATTN__CARVE(s->xb3, uint16_t, DINTATTN__MUL3(Bx, x3 ? s->xq_ld : 0, 3));
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
@@ -6515,7 +6523,7 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
        before the f32 sums; about 2x the f32 panels' prompt at 2.7B (README, 2026-11-28) */
-    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && s->x3) {
+    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && dintattn__x3(s)) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16X3;
     }
@@ -6704,9 +6712,9 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             continue;
         }
         if (panels) {
+            const int unit_rows = DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]);
             g[ng] = q[k];
-            gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]) - 1) /
-                                                  (DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]));
+            gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + unit_rows - 1) / unit_rows;
             gbytes += dintattn__mat_bytes(q[k].M);
             ng++;
             continue;
