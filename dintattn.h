@@ -221,8 +221,10 @@ typedef enum {
    faster and closer to EXACT than int8 activations (dintattn__q_tiles); a prompt's logits then
    differ from decode's (int8) by about what int8 activations cost. EXACT: f32 activations for
    every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations rounded to bf16
-   (AVX-512 BF16's vdpbf16ps where the CPU has it; AMX's tiles for a prompt), in decode and
-   prefill; F16 weights are rounded to bf16 as they are read (the file keeps them). */
+   (AVX-512 BF16's vdpbf16ps where the CPU has it; AMX's tiles for a prompt; a prompt's BF16
+   products on the f32 panels, the rounded activations widened, where vdpbf16ps would be slower
+   than the FMA: Intel's CPUs without AMX), in decode and prefill; F16 weights are rounded to bf16
+   as they are read (the file keeps them). */
 typedef enum { DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_EXACT, DINTATTN_PRECISION_FAST } dintattn_precision;
 
 /* How the session's cache holds keys and values (DINT's running sums S are always double). F32:
@@ -234,7 +236,8 @@ typedef enum { DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8 } dintattn_kv_t
 
 /* What a session runs a prompt's products of one weight type on (dintattn_session_prefill_unit):
    OpenBLAS's sgemm (f32 activations), the level's matrix-vector rows (a level without packed
-   panels), packed panels of f32, bf16 or int8 activations (AVX-512), AMX's bf16 tiles, or AMX's
+   panels), packed panels of f32 (or bf16 widened to f32), bf16 or int8 activations (AVX-512),
+   AMX's bf16 tiles, or AMX's
    bf16 tiles on f32 activations split exactly into three bf16 parts (BF16 weights at precision
    AUTO and EXACT: three tile products for one, each product of a weight and a part exact). */
 typedef enum {
@@ -5589,8 +5592,10 @@ static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
 /* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
    (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST); on AMX
    tiles also f32 split exactly into three bf16 parts (dintattn__split_bf16x3; BF16 rows of a
-   prompt at AUTO and EXACT, see dintattn__prompt_act). */
-enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16, DINTATTN__ACT_BF16X3 };
+   prompt at AUTO and EXACT), and on the f32 panels bf16 ones widened back to f32 (a prompt's
+   FAST products where vdpbf16ps does not outrun the f32 FMA): see dintattn__prompt_act. */
+enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16, DINTATTN__ACT_BF16X3, DINTATTN__ACT_BF16_F32,
+       DINTATTN__ACT_COUNT };
 
 static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
 {
@@ -5629,6 +5634,41 @@ static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
     return s->k->panelf && s->k->w[type].packf;
 }
 
+/* Whether this CPU's vdpbf16ps outruns its f32 FMA, so that bf16 activations pay on the bf16
+   panels. AMD's do: Zen 4 and Zen 5 issue a 512-bit vdpbf16ps (32 products) as often as a
+   512-bit FMA (16), and on the Zen 5 of 2026-11-25 the bf16 dot's register-only peak was 1.7x
+   the FMA's. Intel's do not: on the Xeon of 2026-11-28 (AMX, 2 threads) 245 against 488 GFLOP/s,
+   and FAST's BF16 prompt on the bf16 panels 960 tok/s against 1430 on the f32 panels
+   (bench-standard; the 2.7B 42.8 against 56.2). dintattn__bf16_dot_rule (-1: ask the CPU, 0 or 1)
+   lets the tests run both roads on one machine. */
+static int dintattn__bf16_dot_rule = -1;
+
+static int dintattn__bf16_dot_pays(void)
+{
+#ifdef DINTATTN__HAVE_X86
+    unsigned a, b, c, d;
+    if (dintattn__bf16_dot_rule >= 0) return dintattn__bf16_dot_rule;
+    if (!__builtin_cpu_supports("avx512bf16") || !__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    /* the vendor string, in EBX, EDX, ECX: "AuthenticAMD" or Hygon's "HygonGenuine" */
+    return (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) || (b == 0x6f677948u && d == 0x6e65476eu && c == 0x656e6975u);
+#else
+    return dintattn__bf16_dot_rule > 0;
+#endif
+}
+
+/* Whether a prompt's products of `type` weights multiply FAST's bf16 activations on the f32
+   panels (DINTATTN__ACT_BF16_F32: each rounded to bf16 as dintattn__to_bf16 rounds, then widened
+   exactly, so that the products are those of the bf16 panels and of decode) instead of on the
+   bf16 panels or rows: BF16 weights where there are no AMX tiles and vdpbf16ps does not outrun
+   the FMA (or is missing). Not F16 weights, which FAST rounds to bf16 (the f32 panels widen them
+   as they are), nor beside F32 weights, whose f32 activations the same token blocks hold. */
+static int dintattn__bf16_on_f32_panels(const dintattn_session *s, dintattn__wtype type)
+{
+    return type == DINTATTN__W_BF16 && !s->amx && !dintattn__bf16_dot_pays() &&
+           dintattn__act_of(s, type) == DINTATTN__ACT_BF16 && dintattn__f32_panels(s, type) &&
+           !(s->model->held_types >> DINTATTN__W_F32 & 1u);
+}
+
 /* The held types whose matrices a prompt multiplies with f32 activations: bit 0 on the level's
    f32 panels (dintattn__gemm_unit), bit 1 by sgemm; with sgemm OpenBLAS's idle threads spin
    between calls, and attention stays on sgemm beside them (dintattn__attention). */
@@ -5639,6 +5679,8 @@ static int dintattn__prefill_f32(const dintattn_session *s)
         if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
             !(t == DINTATTN__W_BF16 && dintattn__x3(s))) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
             f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
+        else if (s->model->held_types >> t & 1u && dintattn__bf16_on_f32_panels(s, (dintattn__wtype)t))
+            f |= 1;
     return f;
 }
 
@@ -6492,7 +6534,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         return;
     }
 #endif
-    if (p->act == DINTATTN__ACT_F32) {
+    if (p->act == DINTATTN__ACT_F32 || p->act == DINTATTN__ACT_BF16_F32) {
         dintattn__gemm_unit_f32(s, p, panel, r0, rows, job->n);
         return;
     }
@@ -6528,6 +6570,10 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
         return DINTATTN__ACT_BF16X3;
     }
 #endif
+    if (s->xpf && dintattn__bf16_on_f32_panels(s, type)) {
+        *where = DINTATTN__ON_PANELS;
+        return DINTATTN__ACT_BF16_F32;
+    }
     if (act == DINTATTN__ACT_F32 ? !s->xpf || !dintattn__f32_panels(s, type) : !s->k->w[type].panel) return act;
 #ifdef DINTATTN__HAVE_X86
     if (act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return act;
@@ -6614,12 +6660,16 @@ static void dintattn__pack_xb(const uint16_t *const *x, int n, int cols, uint32_
 }
 
 /* A block of DINTATTN__GB_NT tokens' f32 activations (rows ldx apart; the first n, the rest
-   zero) packed for the f32 panels: per column, each token's value. */
-static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, float *o)
+   zero) packed for the f32 panels: per column, each token's value, with `bf16` rounded to bf16
+   (DINTATTN__ACT_BF16_F32). */
+static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, int bf16, float *o)
 {
     int k, t;
     for (k = 0; k < cols; k++, o += DINTATTN__GB_NT)
-        for (t = 0; t < DINTATTN__GB_NT; t++) o[t] = t < n ? x[(size_t)t * ldx + k] : 0.0f;
+        for (t = 0; t < DINTATTN__GB_NT; t++) {
+            const float v = t < n ? x[(size_t)t * ldx + k] : 0.0f;
+            o[t] = bf16 ? dintattn__bf16_to_f32(dintattn__f32_to_bf16(v)) : v;
+        }
 }
 
 /* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
@@ -6648,9 +6698,9 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
         return;
     }
 #endif
-    if (job->act == DINTATTN__ACT_F32) {
+    if (job->act == DINTATTN__ACT_F32 || job->act == DINTATTN__ACT_BF16_F32) {
         dintattn__pack_xf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
-                          s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
+                          job->act == DINTATTN__ACT_BF16_F32, s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
         return;
     }
     for (t = t0; t < t0 + nt && t < job->n; t++) {
@@ -6682,7 +6732,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     dintattn__product q[8], g[8];
     dintattn__rows_job job;
     dintattn__gemm_job gj;
-    const float *prepared[4] = {NULL, NULL, NULL, NULL}; /* by DINTATTN__ACT_*: the input prepared for it */
+    const float *prepared[DINTATTN__ACT_COUNT] = {NULL}; /* by DINTATTN__ACT_*: the input prepared for it */
     int64_t rows = 0;
     size_t bytes = 0, gbytes = 0;
     int k, t, r, m = 0, ng = 0;

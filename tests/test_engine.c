@@ -630,7 +630,7 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
     if (tk->f32) {
         float xpf[MAXC * DINTATTN__GB_NT];
         double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
-        dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, xpf);
+        dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, 0, xpf);
         K->w[M->type].packf(M, r0, panel);
         K->panelf(panel, tk->cols, xpf, sum, 1, out); /* one slice: its sums rounded back to f32 */
         return 1;
@@ -931,28 +931,41 @@ static void test_attention_kernels_match_double_sums(void **state)
 
 /* Precision FAST: BF16 and F16 weights multiply bf16 activations. The logits move from EXACT's
    by about bf16's rounding (a few 1e-3 here), prefill, decode and chunks agree, and F32 weights
-   (and with them this option's effect on anything but BF16, F16 and Q8/Q4 rows) are untouched. */
+   (and with them this option's effect on anything but BF16, F16 and Q8/Q4 rows) are untouched.
+   A prompt takes either road of dintattn__bf16_dot_pays (the bf16 panels, or the same bf16
+   activations widened on the f32 panels): both meet all of this, and their logits differ only by
+   the order of the f32 sums. */
 static void test_bf16_activations(void **state)
 {
     static const dintattn_weights how[] = {DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_F32};
     const dintattn_precision F = DINTATTN_PRECISION_FAST;
-    int f, k, f16 = 0;
+    int f, k, road, f16 = 0;
     (void)state;
     for (f = 0; f < n_conv; f++)
         for (k = 0; k < 2; k++) {
             dintattn_model *m = load_weights(conv[f].name, how[k]);
             const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
             float *exact = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, DINTATTN_PRECISION_EXACT);
-            float *a = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, F);
-            float *d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 3, F);
-            float *c = run_p(m, conv[f].ids, conv[f].n, 3, 0, 1, F);
-            const double e = rel_error(a, exact, n);
-            if (how[k] == DINTATTN_WEIGHTS_F32) assert_memory_equal(a, exact, sizeof(float) * n);
-            else if (!(e > 1e-6 && e < 0.02))
-                fail_msg("%s: bf16 activations move the logits by %.3g", conv[f].name, e);
-            expect_close("bf16 decode, 3 threads", conv[f].name, d, a, n, 2e-3);
-            expect_close("bf16 chunks of 3", conv[f].name, c, a, n, 2e-3);
-            free(exact), free(a), free(d), free(c);
+            float *a[2];
+            for (road = 0; road < 2; road++) {
+                float *d, *c;
+                double e;
+                dintattn__bf16_dot_rule = road;
+                a[road] = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, F);
+                d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 3, F);
+                c = run_p(m, conv[f].ids, conv[f].n, 3, 0, 1, F);
+                e = rel_error(a[road], exact, n);
+                if (how[k] == DINTATTN_WEIGHTS_F32) assert_memory_equal(a[road], exact, sizeof(float) * n);
+                else if (!(e > 1e-6 && e < 0.02))
+                    fail_msg("%s: bf16 activations move the logits by %.3g", conv[f].name, e);
+                expect_close("bf16 decode, 3 threads", conv[f].name, d, a[road], n, 2e-3);
+                expect_close("bf16 chunks of 3", conv[f].name, c, a[road], n, 2e-3);
+                free(d), free(c);
+            }
+            dintattn__bf16_dot_rule = -1;
+            /* the same products either way: far closer than bf16's rounding moves them */
+            expect_close("bf16 activations on the f32 panels", conv[f].name, a[0], a[1], n, 1e-5);
+            free(exact), free(a[0]), free(a[1]);
             dintattn_model_free(m);
         }
     /* F16 weights as the file holds them: rounded to bf16 as they are read, with bf16 activations */
@@ -1036,7 +1049,7 @@ static void test_prefill_unit(void **state)
     const int avx512 = dintattn_session_kernels(a) >= DINTATTN_KERNELS_AVX512, amx = dintattn_session_kernels(a) == DINTATTN_KERNELS_AMX;
     dintattn_prefill_unit u, v;
     dintattn_error err;
-    int k;
+    int k, bf16_dot = 0;
     (void)state;
     for (k = DINTATTN_PREFILL_SGEMM; k <= DINTATTN_PREFILL_AMX_BF16X3; k++) {
         assert_non_null(dintattn_prefill_unit_name((dintattn_prefill_unit)k));
@@ -1081,6 +1094,24 @@ static void test_prefill_unit(void **state)
         assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16X3 : avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
         dintattn_session_free(b);
     }
+    /* ... at FAST: bf16 activations on the tiles; without them on the bf16 panels where vdpbf16ps
+       outruns the FMA (dintattn__bf16_dot_pays, either answer forced here), else widened on the
+       f32 panels; rows below AVX-512 */
+#ifdef DINTATTN__HAVE_X86
+    bf16_dot = __builtin_cpu_supports("avx512bf16");
+#endif
+    for (k = 0; k < 2; k++) {
+        dintattn_session *b;
+        dintattn__bf16_dot_rule = k;
+        b = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_FAST);
+        assert_int_equal(dintattn_session_prefill_unit(b, "bf16", &u, &err), DINTATTN_OK);
+        assert_int_equal(u, amx      ? DINTATTN_PREFILL_AMX_BF16
+                            : !avx512 ? DINTATTN_PREFILL_ROWS
+                            : !k      ? DINTATTN_PREFILL_F32_PANELS
+                            : bf16_dot ? DINTATTN_PREFILL_BF16_PANELS : DINTATTN_PREFILL_ROWS);
+        dintattn_session_free(b);
+    }
+    dintattn__bf16_dot_rule = -1;
     dintattn_model_free(m);
 }
 
