@@ -4219,19 +4219,23 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
 
-/* dintattn__to_bf16 16 at a time, bit for bit (to nearest even, a NaN quiet) */
+/* dintattn__f32_to_bf16 of 16 floats' bits u, bit for bit (to nearest even, a NaN quiet): the
+   bf16 values in the low halves */
+DINTATTN__AVX512 static __m512i dintattn__bf16_round16(__m512i u)
+{
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
+    const __m512i even = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), even)), 16);
+    return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+}
+
+/* dintattn__to_bf16 16 at a time, bit for bit */
 DINTATTN__AVX512 static void dintattn__to_bf16_avx512(const float *x, int cols, uint16_t *out)
 {
-    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-    const __m512i half = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
     int k;
     for (k = 0; k < (cols + 31) / 32 * 32; k += 16) {
         const __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(DINTATTN__ROWMASK(cols - k), x + k));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
-        const __m512i even = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(half, even)), 16);
-        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-        _mm256_storeu_si256((__m256i *)(void *)(out + k), _mm512_cvtepi32_epi16(r));
+        _mm256_storeu_si256((__m256i *)(void *)(out + k), _mm512_cvtepi32_epi16(dintattn__bf16_round16(u)));
     }
 }
 
@@ -4429,6 +4433,53 @@ DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, vo
         if (K % 2) /* the odd last column, one row at a time */
             for (i = 0; i < 16; i++)
                 out[32 * (K - 1) + 16 * j + i] = r + i < M->rows ? dintattn__wtypes[M->type].elem(M, (size_t)(r + i) * K + K - 1) : 0.0f;
+    }
+}
+
+/* A 16 x 16 block of 32-bit words transposed in registers: v[i] holds row i on entry, column i on
+   return (t: scratch). Two rounds of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose
+   across vectors in two rounds of shuffles; written out so that both arrays stay in registers. */
+#define DINTATTN__UNPACK(o, i, w, a, b) o[i] = _mm512_unpacklo_##w(a, b), o[i + 1] = _mm512_unpackhi_##w(a, b)
+#define DINTATTN__LANES(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 4] = _mm512_shuffle_i32x4(a, b, 0xDD)
+#define DINTATTN__LANES2(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 8] = _mm512_shuffle_i32x4(a, b, 0xDD)
+#define DINTATTN__TRANSPOSE16(v, t)                                                                          \
+    do {                                                                                                     \
+        DINTATTN__UNPACK(t, 0, epi32, v[0], v[1]), DINTATTN__UNPACK(t, 2, epi32, v[2], v[3]);                \
+        DINTATTN__UNPACK(t, 4, epi32, v[4], v[5]), DINTATTN__UNPACK(t, 6, epi32, v[6], v[7]);                \
+        DINTATTN__UNPACK(t, 8, epi32, v[8], v[9]), DINTATTN__UNPACK(t, 10, epi32, v[10], v[11]);             \
+        DINTATTN__UNPACK(t, 12, epi32, v[12], v[13]), DINTATTN__UNPACK(t, 14, epi32, v[14], v[15]);          \
+        DINTATTN__UNPACK(v, 0, epi64, t[0], t[2]), DINTATTN__UNPACK(v, 2, epi64, t[1], t[3]);                \
+        DINTATTN__UNPACK(v, 4, epi64, t[4], t[6]), DINTATTN__UNPACK(v, 6, epi64, t[5], t[7]);                \
+        DINTATTN__UNPACK(v, 8, epi64, t[8], t[10]), DINTATTN__UNPACK(v, 10, epi64, t[9], t[11]);             \
+        DINTATTN__UNPACK(v, 12, epi64, t[12], t[14]), DINTATTN__UNPACK(v, 14, epi64, t[13], t[15]);          \
+        DINTATTN__LANES(t, 0, v[0], v[4]), DINTATTN__LANES(t, 1, v[1], v[5]);                                \
+        DINTATTN__LANES(t, 2, v[2], v[6]), DINTATTN__LANES(t, 3, v[3], v[7]);                                \
+        DINTATTN__LANES(t, 8, v[8], v[12]), DINTATTN__LANES(t, 9, v[9], v[13]);                              \
+        DINTATTN__LANES(t, 10, v[10], v[14]), DINTATTN__LANES(t, 11, v[11], v[15]);                          \
+        DINTATTN__LANES2(v, 0, t[0], t[8]), DINTATTN__LANES2(v, 1, t[1], t[9]);                              \
+        DINTATTN__LANES2(v, 2, t[2], t[10]), DINTATTN__LANES2(v, 3, t[3], t[11]);                            \
+        DINTATTN__LANES2(v, 4, t[4], t[12]), DINTATTN__LANES2(v, 5, t[5], t[13]);                            \
+        DINTATTN__LANES2(v, 6, t[6], t[14]), DINTATTN__LANES2(v, 7, t[7], t[15]);                            \
+    } while (0)
+
+/* A block of DINTATTN__GB_NT tokens' f32 activations (rows ldx apart; the first n, the rest
+   zero) packed for the f32 panels: per column, each token's value, with `bf16` rounded to bf16 as
+   dintattn__f32_to_bf16 rounds (DINTATTN__ACT_BF16_F32). 16 columns at a time: the block's rows
+   (12 tokens, then 4 of zeros) transposed, each column's 12 values stored. */
+DINTATTN__AVX512 static void dintattn__pack_xf_avx512(const float *x, size_t ldx, int n, int cols, int bf16, float *o)
+{
+    int k, t;
+    for (k = 0; k < cols; k += 16) {
+        const __mmask16 m = DINTATTN__ROWMASK(cols - k);
+        __m512i v[16], s[16];
+        for (t = 0; t < 16; t++) {
+            v[t] = t < n && t < DINTATTN__GB_NT ? _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + k))
+                                                : _mm512_setzero_si512();
+            if (bf16) v[t] = _mm512_slli_epi32(dintattn__bf16_round16(v[t]), 16);
+        }
+        DINTATTN__TRANSPOSE16(v, s);
+        for (t = 0; t < 16 && k + t < cols; t++)
+            _mm512_mask_storeu_ps(o + (size_t)(k + t) * DINTATTN__GB_NT, 0x0FFF, _mm512_castsi512_ps(v[t]));
     }
 }
 
@@ -4917,6 +4968,7 @@ typedef struct dintattn__kernels {
     /* a block of tokens against an f32 panel over a slice of columns, into double sums (see
        dintattn__panel_f32_slice), or NULL */
     void (*panelf)(const void *panel, int cols, const void *xblk, double *sum, int first, float *out);
+    void (*packxf)(const float *x, size_t ldx, int n, int cols, int bf16, float *o); /* its token blocks */
     void (*scores)(float *a, const float *q, const float *K, int nk, int d, float scale);
     /* four queries' scores (rows lda apart) and W @ V (rows ldo apart): 0 where the widths do not
        suit the level (the caller goes query by query), or NULL */
@@ -4943,7 +4995,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
-    NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
+    NULL, NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__to_bf16, NULL};
 
 #ifdef DINTATTN__HAVE_X86
@@ -4954,7 +5006,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
-    NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
+    NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
@@ -4966,7 +5018,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_bf16_avx512},
      {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
-    dintattn__panel_f32_slice, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
+    dintattn__panel_f32_slice, dintattn__pack_xf_avx512, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__to_bf16_avx512, dintattn__dotb44_avx512};
 #endif
@@ -5297,6 +5349,7 @@ struct dintattn_session {
     float *xpf;                             /* ... and f32 */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
     int amx;                                /* bf16 panels on AMX tiles (dintattn__panel_b16_amx) */
+    int bf16_dot;                           /* dintattn__bf16_dot_pays(), asked once */
     size_t pack_ld;
     uint64_t *claims;                       /* the pool's counters */
     dintattn__pool pool;
@@ -5639,8 +5692,9 @@ static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
    512-bit FMA (16), and on the Zen 5 of 2026-11-25 the bf16 dot's register-only peak was 1.7x
    the FMA's. Intel's do not: on the Xeon of 2026-11-28 (AMX, 2 threads) 245 against 488 GFLOP/s,
    and FAST's BF16 prompt on the bf16 panels 960 tok/s against 1430 on the f32 panels
-   (bench-standard; the 2.7B 42.8 against 56.2). dintattn__bf16_dot_rule (-1: ask the CPU, 0 or 1)
-   lets the tests run both roads on one machine. */
+   (bench-standard; the 2.7B 42.8 against 56.2). A session asks once, when it is made (CPUID can
+   cost microseconds in a virtual machine); dintattn__bf16_dot_rule (-1: ask the CPU, 0 or 1) lets
+   the tests run both roads on one machine. */
 static int dintattn__bf16_dot_rule = -1;
 
 static int dintattn__bf16_dot_pays(void)
@@ -5664,7 +5718,7 @@ static int dintattn__bf16_dot_pays(void)
    as they are), nor beside F32 weights, whose f32 activations the same token blocks hold. */
 static int dintattn__bf16_on_f32_panels(const dintattn_session *s, dintattn__wtype type)
 {
-    return type == DINTATTN__W_BF16 && !s->amx && !dintattn__bf16_dot_pays() &&
+    return type == DINTATTN__W_BF16 && !s->amx && !s->bf16_dot &&
            dintattn__act_of(s, type) == DINTATTN__ACT_BF16 && dintattn__f32_panels(s, type) &&
            !(s->model->held_types >> DINTATTN__W_F32 & 1u);
 }
@@ -5949,6 +6003,7 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->amx = (!opt || opt->kernels == DINTATTN_KERNELS_AUTO || opt->kernels == DINTATTN_KERNELS_AMX) &&
              s->k->level == DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
 #endif
+    s->bf16_dot = dintattn__bf16_dot_pays();
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
@@ -6659,19 +6714,6 @@ static void dintattn__pack_xb(const uint16_t *const *x, int n, int cols, uint32_
             o[t] = t >= n ? 0 : x[t][2 * k] | (2 * k + 1 < cols ? (uint32_t)x[t][2 * k + 1] << 16 : 0);
 }
 
-/* A block of DINTATTN__GB_NT tokens' f32 activations (rows ldx apart; the first n, the rest
-   zero) packed for the f32 panels: per column, each token's value, with `bf16` rounded to bf16
-   (DINTATTN__ACT_BF16_F32). */
-static void dintattn__pack_xf(const float *x, size_t ldx, int n, int cols, int bf16, float *o)
-{
-    int k, t;
-    for (k = 0; k < cols; k++, o += DINTATTN__GB_NT)
-        for (t = 0; t < DINTATTN__GB_NT; t++) {
-            const float v = t < n ? x[(size_t)t * ldx + k] : 0.0f;
-            o[t] = bf16 ? dintattn__bf16_to_f32(dintattn__f32_to_bf16(v)) : v;
-        }
-}
-
 /* The chunk's activations for int8 or bf16 products, per block of tokens on the pool: quantized
    (rounded) row by row into s->xq (s->xb), and, with `packed`, also in the panels' token blocks. */
 typedef struct dintattn__act_job {
@@ -6699,8 +6741,8 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     }
 #endif
     if (job->act == DINTATTN__ACT_F32 || job->act == DINTATTN__ACT_BF16_F32) {
-        dintattn__pack_xf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
-                          job->act == DINTATTN__ACT_BF16_F32, s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
+        s->k->packxf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
+                     job->act == DINTATTN__ACT_BF16_F32, s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
         return;
     }
     for (t = t0; t < t0 + nt && t < job->n; t++) {

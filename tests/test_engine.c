@@ -630,7 +630,7 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
     if (tk->f32) {
         float xpf[MAXC * DINTATTN__GB_NT];
         double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
-        dintattn__pack_xf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, 0, xpf);
+        K->packxf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, 0, xpf);
         K->w[M->type].packf(M, r0, panel);
         K->panelf(panel, tk->cols, xpf, sum, 1, out); /* one slice: its sums rounded back to f32 */
         return 1;
@@ -767,12 +767,16 @@ static void test_packed_panels_match_row_kernels(void **state)
 
 /* Activations rounded to bf16 for precision FAST: the AVX-512 level's rows equal the scalar
    rounding bit for bit (halfway values both ways, NaN, infinities, subnormals, the largest
-   finite values that round up to infinity), and zero up to a multiple of 32 columns. */
+   finite values that round up to infinity), and zero up to a multiple of 32 columns. So do the
+   f32 panels' token blocks (packxf), as they are and rounded, for full and short blocks, and they
+   write nothing past their columns. */
 static void test_bf16_rounding_levels_agree(void **state)
 {
     enum { COLS = 999, PAD = 1024 };
-    static float x[COLS];
+    static float x[COLS], blk[DINTATTN__GB_NT * COLS + 16];
     static uint16_t a[PAD], b[PAD];
+    const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
+    int n, bf16, t, bad = 0;
     static const uint32_t special[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7F800000u, 0xFF800000u,
                                        0x00000001u, 0x80008000u, 0x7F7FFFFFu, 0x3F808000u, 0x3F818000u,
                                        0x00000000u, 0x80000000u, 0x7F7F8000u};
@@ -792,8 +796,23 @@ static void test_bf16_rounding_levels_agree(void **state)
 #ifdef DINTATTN__HAVE_X86
     if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level != DINTATTN_KERNELS_AVX512) skip();
 #endif
-    dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->to_bf16(x, COLS, b);
+    K->to_bf16(x, COLS, b);
     assert_memory_equal(a, b, sizeof a);
+    /* token t's row is x from column t (rows COLS / 16 apart, so they differ) */
+    for (n = 5; n <= DINTATTN__GB_NT; n += DINTATTN__GB_NT - 5)
+        for (bf16 = 0; bf16 < 2; bf16++) {
+            const int cols = COLS - 15 * DINTATTN__GB_NT, ldx = 15;
+            for (i = 0; i < (int)(sizeof blk / sizeof blk[0]); i++) blk[i] = -7.0f;
+            K->packxf(x, (size_t)ldx, n, cols, bf16, blk);
+            for (i = 0; i < cols; i++)
+                for (t = 0; t < DINTATTN__GB_NT; t++) {
+                    const float v = t < n ? x[t * ldx + i] : 0.0f;
+                    const float want = bf16 ? dintattn__bf16_to_f32(dintattn__f32_to_bf16(v)) : v;
+                    bad += memcmp(&blk[i * DINTATTN__GB_NT + t], &want, 4) != 0;
+                }
+            for (i = cols * DINTATTN__GB_NT; i < (int)(sizeof blk / sizeof blk[0]); i++) bad += blk[i] != -7.0f;
+        }
+    assert_int_equal(bad, 0);
 }
 
 /* The three bf16 parts of an f32 activation (AMX, BF16 weights at AUTO and EXACT) add up to it
