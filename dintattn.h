@@ -4619,41 +4619,15 @@ DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int f
     }
 }
 
-/* 16 vectors of 16 dwords (v[i]: row i) transposed, column c stored at out + 32 * c: two rounds
-   of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose across vectors */
-DINTATTN__BF16 static void dintattn__transpose16_store(const __m512i v[16], uint32_t *out)
-{
-    __m512i a[16], b[16];
-    int k, c;
-    for (k = 0; k < 16; k += 2) {
-        a[k] = _mm512_unpacklo_epi32(v[k], v[k + 1]); /* lane l: rows k, k + 1 at columns 4l, 4l + 1 */
-        a[k + 1] = _mm512_unpackhi_epi32(v[k], v[k + 1]); /* ... at 4l + 2, 4l + 3 */
-    }
-    for (k = 0; k < 16; k += 4) { /* b[k + c], lane l: rows k..k+3 at column 4l + c */
-        b[k] = _mm512_unpacklo_epi64(a[k], a[k + 2]);
-        b[k + 1] = _mm512_unpackhi_epi64(a[k], a[k + 2]);
-        b[k + 2] = _mm512_unpacklo_epi64(a[k + 1], a[k + 3]);
-        b[k + 3] = _mm512_unpackhi_epi64(a[k + 1], a[k + 3]);
-    }
-    for (c = 0; c < 4; c++) {
-        const __m512i x0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xEE);
-        const __m512i y0 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44), y1 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xEE);
-        _mm512_storeu_si512(out + 32 * c, _mm512_shuffle_i32x4(x0, y0, 0x88));
-        _mm512_storeu_si512(out + 32 * (4 + c), _mm512_shuffle_i32x4(x0, y0, 0xDD));
-        _mm512_storeu_si512(out + 32 * (8 + c), _mm512_shuffle_i32x4(x1, y1, 0x88));
-        _mm512_storeu_si512(out + 32 * (12 + c), _mm512_shuffle_i32x4(x1, y1, 0xDD));
-    }
-}
-
 /* Q8 or Q4 rows r0..r0+31 as the bf16 panels of dintattn__pack_b16 for AMX tiles: each element
    scale * q in f32 (dintattn__elem_q8 / _q4), rounded to bf16; per block of 32 columns, 16 rows'
-   bf16 pairs transposed to 16 pairs x 16 rows (rows past the matrix: zero). */
+   bf16 pairs transposed to 16 pairs x 16 rows (DINTATTN__TRANSPOSE16; rows past the matrix: zero). */
 DINTATTN__BF16 static void dintattn__pack_qb16(const dintattn__mat *M, int r0, void *panel)
 {
     const size_t K = (size_t)M->cols, nb = K / 32;
     const __m512i eight = _mm512_set1_epi32(8), low = _mm512_set1_epi32(15);
     uint32_t *out = (uint32_t *)panel;
-    __m512i v[16];
+    __m512i v[16], t[16];
     size_t b;
     int j, i;
     for (j = 0; j < 2; j++)
@@ -4678,7 +4652,8 @@ DINTATTN__BF16 static void dintattn__pack_qb16(const dintattn__mat *M, int r0, v
                 }
                 v[i] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, d), _mm512_mul_ps(lo, d));
             }
-            dintattn__transpose16_store(v, out + 32 * 16 * b + 16 * j);
+            DINTATTN__TRANSPOSE16(v, t);
+            for (i = 0; i < 16; i++) _mm512_storeu_si512(out + 32 * (16 * b + (size_t)i) + 16 * j, v[i]);
         }
 }
 #endif
