@@ -815,6 +815,51 @@ static void test_bf16_rounding_levels_agree(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* A panel wider than DINTATTN__F32_SPAN columns is taken a span at a time, every block of tokens
+   against each span, the double sums kept between spans: the same sums in the same order as one
+   pass over the whole row, bit for bit, into y (rounded) and y64 (Q/K, in double), for full and
+   short panels and blocks of tokens; and they are the product. */
+static void test_f32_panel_spans(void **state)
+{
+    enum { COLS = DINTATTN__F32_SPAN + 709, ROWS = 40, N = 29 };
+    const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
+    const int nb = (N + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
+    float *W = (float *)malloc(sizeof(float) * ROWS * COLS), *X = (float *)malloc(sizeof(float) * N * COLS);
+    float *xpf = (float *)calloc((size_t)nb * COLS * DINTATTN__GB_NT, sizeof(float));
+    float *panel = (float *)malloc(sizeof(float) * DINTATTN__PANEL * COLS), y[2][N * ROWS];
+    double *sums = (double *)malloc(sizeof(double) * nb * DINTATTN__PANEL * DINTATTN__GB_NT), y64[2][N * ROWS];
+    dintattn_session *s = (dintattn_session *)calloc(1, sizeof *s);
+    dintattn__mat M;
+    int i, t, r0, way, q, bad = 0;
+    (void)state;
+    if (K->level != DINTATTN_KERNELS_AVX512 || !K->panelf) skip();
+    assert_non_null(W), assert_non_null(X), assert_non_null(xpf), assert_non_null(panel), assert_non_null(sums), assert_non_null(s);
+    for (i = 0; i < ROWS * COLS; i++) W[i] = (float)sin(0.37 * i + 0.001 * (i % 977));
+    for (i = 0; i < N * COLS; i++) X[i] = (float)cos(0.11 * i) * (1.0f + (float)(i % 13) / 13.0f);
+    M.w = W, M.scale = NULL, M.rows = ROWS, M.cols = COLS, M.type = DINTATTN__W_F32;
+    s->k = K, s->xpf = xpf;
+    for (t = 0; t < N; t += DINTATTN__GB_NT)
+        K->packxf(X + (size_t)t * COLS, COLS, N - t < DINTATTN__GB_NT ? N - t : DINTATTN__GB_NT, COLS, 0,
+                  xpf + (size_t)t * COLS);
+    for (q = 0; q < 2; q++) /* y (rounded once), then y64 (Q/K) */
+        for (way = 0; way < 2; way++) {
+            dintattn__product p = q ? dintattn__product_f64(&M, X, y64[way], ROWS) : dintattn__product_f32(&M, X, COLS, y[way], ROWS, 0);
+            for (r0 = 0; r0 < ROWS; r0 += DINTATTN__PANEL)
+                dintattn__gemm_unit_f32(s, &p, panel, way ? sums : NULL, r0, ROWS - r0 < DINTATTN__PANEL ? ROWS - r0 : DINTATTN__PANEL, N);
+        }
+    assert_memory_equal(y[0], y[1], sizeof y[0]);
+    assert_memory_equal(y64[0], y64[1], sizeof y64[0]);
+    for (t = 0; t < N; t++)
+        for (i = 0; i < ROWS; i++) {
+            double want = 0, mag = 0;
+            int k;
+            for (k = 0; k < COLS; k++) want += (double)W[i * COLS + k] * X[t * COLS + k], mag += fabs((double)W[i * COLS + k] * X[t * COLS + k]);
+            bad += !(fabs(y64[1][t * ROWS + i] - want) <= 1e-6 * mag) || !(fabs(y[1][t * ROWS + i] - want) <= 1e-6 * mag);
+        }
+    assert_int_equal(bad, 0);
+    free(W), free(X), free(xpf), free(panel), free(sums), free(s);
+}
+
 /* The three bf16 parts of an f32 activation (AMX, BF16 weights at AUTO and EXACT) add up to it
    exactly for every sign and binade where the parts stay normal (halfway values and the
    largest significands too), and the padding up to a multiple of 32 columns is zero. */
@@ -2076,6 +2121,7 @@ int main(void)
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_bf16_rounding_levels_agree),
+        cmocka_unit_test(test_f32_panel_spans),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
