@@ -3304,7 +3304,7 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__PANEL 32
 #define DINTATTN__GQ_NT 6
 #define DINTATTN__GB_NT 12
-#define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32) */
+#define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32): whole slices */
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
 #ifndef DINTATTN__AMX_GROUP
 #define DINTATTN__AMX_GROUP 4 /* panels of a unit on AMX tiles (dintattn__gemm_unit_amx) */
@@ -4331,16 +4331,15 @@ DINTATTN__VNNI static void dintattn__panel_q_vnni(const void *panel, int cols, c
     const int32_t *p = (const int32_t *)panel, *xb = (const int32_t *)xblk;
     __m512 f00 = _mm512_setzero_ps(), f01 = f00, f02 = f00, f03 = f00, f04 = f00, f05 = f00;
     __m512 f10 = f00, f11 = f00, f12 = f00, f13 = f00, f14 = f00, f15 = f00;
-    int b;
+    int b, l;
     DINTATTN_ASSERT(DINTATTN__GQ_NT == 6);
     for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {
         const __m512i c0 = _mm512_loadu_si512(p + 288), c1 = _mm512_loadu_si512(p + 304);
-        int l;
-        for (l = 0; l < (int)sizeof(int32_t) * DINTATTN__GQ_X_BLOCK; l += 64) /* the tokens' 216 bytes */
-            _mm_prefetch((const char *)xb + DINTATTN__PF_TOKENS + l, _MM_HINT_T0);
         const __m512 s0 = _mm512_loadu_ps((const float *)p + 256), s1 = _mm512_loadu_ps((const float *)p + 272);
         __m512i i00 = c0, i01 = c0, i02 = c0, i03 = c0, i04 = c0, i05 = c0;
         __m512i i10 = c1, i11 = c1, i12 = c1, i13 = c1, i14 = c1, i15 = c1;
+        for (l = 0; l < (int)sizeof(int32_t) * DINTATTN__GQ_X_BLOCK; l += 64) /* the tokens' 216 bytes */
+            _mm_prefetch((const char *)xb + DINTATTN__PF_TOKENS + l, _MM_HINT_T0);
         DINTATTN__GQ_GROUP(0); DINTATTN__GQ_GROUP(1); DINTATTN__GQ_GROUP(2); DINTATTN__GQ_GROUP(3);
         DINTATTN__GQ_GROUP(4); DINTATTN__GQ_GROUP(5); DINTATTN__GQ_GROUP(6); DINTATTN__GQ_GROUP(7);
         DINTATTN__GQ_SCALE(0); DINTATTN__GQ_SCALE(1); DINTATTN__GQ_SCALE(2);
@@ -6477,7 +6476,8 @@ typedef struct dintattn__gemm_job {
    beside the tokens' blocks, so such a row is taken a span at a time, every block of tokens
    against each span, their double sums kept between spans in `sums` (the thread's psum): the
    same additions in the same order. The 12.7B's w_down (16384 columns: a 2 MB panel), FAST on the
-   f32 panels, 8 of its layers, 512 tokens, 2026-11-28 (--kernels avx512, interleaved): 82.9-83.4 -> 89.3-96.7 tok/s. */
+   f32 panels, 8 of its layers, 512 tokens, 2026-11-28 (--kernels avx512, interleaved): 82.9-83.4
+   -> 89.3-96.7 tok/s. */
 static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__product *p, void *panel, double *sums,
                                     int r0, int rows, int n)
 {
