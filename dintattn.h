@@ -216,10 +216,10 @@ typedef enum {
    activations (the engine's 1e-4 tolerance against the float64 reference); Q8 and Q4 weights
    multiply activations quantized to int8 in blocks of 32 (one f32 scale each), in integer dot
    products (VNNI where the CPU has it): the memory-bound path for 8- and 4-bit weights. Where the
-   session has AMX's tiles (kernel level AMX), a prompt's Q8 and Q4 products run on its bf16 tiles
-   instead, at AUTO as at FAST: each weight rounded to bf16, times bf16 activations, which is
-   faster and closer to EXACT than int8 activations (dintattn__q_tiles); a prompt's logits then
-   differ from decode's (int8) by about what int8 activations cost. EXACT: f32 activations for
+   session has AMX's tiles (kernel level AMX), a prompt's Q8 and Q4 products in chunks of 48 tokens
+   or more run on its bf16 tiles instead, at AUTO as at FAST: each weight rounded to bf16, times
+   bf16 activations, which is faster and closer to EXACT than int8 activations (dintattn__q_tiles);
+   such a prompt's logits then differ from decode's (int8) by about what int8 activations cost. EXACT: f32 activations for
    every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations rounded to bf16
    (AVX-512 BF16's vdpbf16ps where the CPU has it; AMX's tiles for a prompt; a prompt's BF16
    products on the f32 panels, the rounded activations widened, where vdpbf16ps would be slower
@@ -397,8 +397,10 @@ DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *sess);
 /* The kernel level the session runs (never AUTO). */
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *sess);
 /* What a prompt's products of weights held as `type` ("f32", "f16", "bf16", "q8", "q4": a
-   dintattn_tensor_info's type) run on in this session, for a chunk of 8 tokens or more (fewer run
-   on the level's rows); DINTATTN_ERR_ARG for another name. */
+   dintattn_tensor_info's type) run on in this session for a chunk of its n_batch tokens, the
+   longest it runs at once (a shorter chunk may run elsewhere: fewer than 8 tokens on the level's
+   rows, Q8 and Q4 chunks of fewer than 48 on the int8 panels instead of AMX's tiles);
+   DINTATTN_ERR_ARG for another name. */
 DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *sess, const char *type,
                                                            dintattn_prefill_unit *out, dintattn_error *err);
 /* "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels", "amx bf16 tiles" <->
@@ -5655,11 +5657,20 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
    tiles. There the products are both faster and closer to EXACT's than with int8 activations: the
    shipped model at Q8, 107 tokens of Genesis, logits' relative RMS error 0.0031 against int8's
    0.0068, KL 6.6e-6 against 5.2e-5 (test_q8_tiles_beat_int8_on_a_trained_model); a 2.7B Q8
-   prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). Decode keeps int8
-   activations: one token reads every weight once, and int8 keeps that memory-bound. */
-static int dintattn__q_tiles(const dintattn_session *s)
+   prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). But only for a chunk of
+   DINTATTN__Q_TILES_MIN tokens or more: each prompt converts every weight to bf16 for the tiles
+   (dintattn__pack_qb16, about half the speed of the int8 panels' packing), which a short chunk
+   does not earn back; at 2.7B 8-40 tokens ran 1.1-1.7x faster on the int8 panels, 48 and 64 the
+   same or slower (2026-11-28 10:03, README). Decode keeps int8 activations: one token reads every
+   weight once, and int8 keeps that memory-bound. */
+#ifndef DINTATTN__Q_TILES_MIN
+#define DINTATTN__Q_TILES_MIN 48
+#endif
+static int dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN; /* the tests lower it to run small models' prompts on tiles */
+
+static int dintattn__q_tiles(const dintattn_session *s, int n)
 {
-    return s->amx && s->precision != DINTATTN_PRECISION_EXACT;
+    return s->amx && s->precision != DINTATTN_PRECISION_EXACT && n >= dintattn__q_tiles_min;
 }
 
 /* Whether a prompt's BF16 products multiply f32 activations split into three bf16 parts on AMX's
@@ -5856,8 +5867,9 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const unsigned held = s->model->held_types, int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4;
         const unsigned half = 1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16; /* dintattn__act's bf16 rows */
         const size_t q = held & int8 ? s->xq_ld : 0;
-        /* bf16 rows: precision FAST's BF16/F16 products, and Q8/Q4 prompts on AMX (dintattn__q_tiles) */
-        const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && dintattn__q_tiles(s)) ? s->xq_ld : 0;
+        /* bf16 rows: precision FAST's BF16/F16 products, and Q8/Q4 prompts on AMX (dintattn__q_tiles,
+           for chunks of any length: the tests move the threshold) */
+        const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && dintattn__q_tiles(s, INT_MAX)) ? s->xq_ld : 0;
         /* ... and three parts of each (dintattn__x3) */
         const int x3 = dintattn__x3(s);
         const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
@@ -6611,15 +6623,16 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     }
 }
 
-/* Where a prompt's products of `type` weights run, one home for the choice: returns their
-   activations (dintattn__act's, except that Q8/Q4 products on AMX tiles, dintattn__q_tiles, multiply
-   bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs them) and sets *where:
-   DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's packed panels), _ON_AMX. */
-static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int *where)
+/* Where a chunk of n prompt tokens runs its products of `type` weights, one home for the choice:
+   returns their activations (dintattn__act's, except that Q8/Q4 products on AMX tiles,
+   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs
+   them) and sets *where: DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's
+   packed panels), _ON_AMX. Fewer than DINTATTN__GEMM_MIN_TOKENS run on the level's rows. */
+static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int n, int *where)
 {
     const int act = dintattn__act_of(s, type);
     *where = DINTATTN__ON_ROWS;
-    if (!s->pack_ld) return act;
+    if (!s->pack_ld || n < DINTATTN__GEMM_MIN_TOKENS) return act;
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
        before the f32 sums; about 2x the f32 panels' prompt at 2.7B (README, 2026-11-28) */
@@ -6645,7 +6658,7 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
        together 525-690, however far behind the tiles the scaling runs; again 2026-11-28 with one
        16 x 16 block's sums scaled into registers: 300-380 GMAC/s a core, the panel 294). Q8/Q4
        prompts take the bf16 tiles instead (dintattn__q_tiles). */
-    if (act == DINTATTN__ACT_BF16 ? s->amx : act == DINTATTN__ACT_INT8 && dintattn__q_tiles(s)) {
+    if (act == DINTATTN__ACT_BF16 ? s->amx : act == DINTATTN__ACT_INT8 && dintattn__q_tiles(s, n)) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16;
     }
@@ -6660,8 +6673,7 @@ static int dintattn__gemm_takes(const dintattn_session *s, dintattn__product *p,
     const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
     int where, act;
     p->where = DINTATTN__ON_ROWS;
-    if (n < DINTATTN__GEMM_MIN_TOKENS) return 0;
-    act = dintattn__prompt_act(s, p->M->type, &where);
+    act = dintattn__prompt_act(s, p->M->type, n, &where);
     if (where == DINTATTN__ON_ROWS) return 0;
     if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
     p->act = act;
@@ -6678,13 +6690,13 @@ DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_sessio
     if (t == DINTATTN__W_COUNT)
         return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",
                               type ? type : "(null)");
-    act = dintattn__prompt_act(s, (dintattn__wtype)t, &where);
+    act = dintattn__prompt_act(s, (dintattn__wtype)t, s->n_batch, &where);
     if (where == DINTATTN__ON_AMX) *out = act == DINTATTN__ACT_BF16X3 ? DINTATTN_PREFILL_AMX_BF16X3 : DINTATTN_PREFILL_AMX_BF16;
     else if (where == DINTATTN__ON_PANELS)
         *out = act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
                : act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
                                            : DINTATTN_PREFILL_F32_PANELS;
-    else *out = act == DINTATTN__ACT_F32 ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    else *out = act == DINTATTN__ACT_F32 && s->n_batch >= DINTATTN__GEMM_MIN_TOKENS ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
     return DINTATTN_OK;
 }
 

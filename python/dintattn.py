@@ -546,8 +546,9 @@ class Session(_Handle):
 
     def prefill_unit(self, weight_type):
         """What a prompt's products of weights held as weight_type ("f32", "f16", "bf16", "q8", "q4")
-        run on in this session: "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels",
-        "amx bf16 tiles" or "amx bf16x3 tiles" (f32 activations in three exact bf16 parts)."""
+        run on in this session, for a chunk of its n_batch tokens: "sgemm", "rows", "f32 panels",
+        "bf16 panels", "int8 panels", "amx bf16 tiles" or "amx bf16x3 tiles" (f32 activations in
+        three exact bf16 parts)."""
         out = c_int()
         _call(_lib.dintattn_session_prefill_unit, self._h, str(weight_type).encode(), ctypes.byref(out))
         return _lib.dintattn_prefill_unit_name(out.value).decode()

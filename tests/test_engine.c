@@ -1140,10 +1140,20 @@ static void test_prefill_unit(void **state)
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
     assert_int_equal(dintattn_session_prefill_unit(e, "q4", &u, &err), DINTATTN_OK);
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
-    /* AUTO: AMX's bf16 tiles (dintattn__q_tiles), else int8 activations on AVX-512's int8 panels,
-       the rows below it */
+    /* AUTO: int8 activations on AVX-512's int8 panels (the rows below it), and on AMX's bf16 tiles
+       for chunks of dintattn__q_tiles_min tokens or more: this model's context (32) holds fewer
+       than the default 48, so a session of it reports the tiles only with the threshold lowered */
+    assert_int_equal(dintattn_session_n_ctx(a), 32);
+    assert_true(dintattn__q_tiles_min > 32);
+    assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    dintattn__q_tiles_min = 32;
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
     assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16 : avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    dintattn__q_tiles_min = 33;
+    assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
+    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN;
     assert_int_equal(dintattn_session_prefill_unit(a, "f32", &u, &err), DINTATTN_OK);
     assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
     dintattn_session_free(e);
@@ -1179,18 +1189,54 @@ static void test_prefill_unit(void **state)
     dintattn_model_free(m);
 }
 
+/* Logits of one prefill of n ids at kernel level `kernels` (1 thread, AUTO) */
+static float *run_level(const dintattn_model *m, const int *ids, int n, dintattn_kernels kernels)
+{
+    float *out = (float *)malloc(sizeof(float) * (size_t)dintattn_model_config(m)->vocab_size * (size_t)n);
+    dintattn_session_options so;
+    dintattn_session *s = NULL;
+    dintattn_error err;
+    assert_non_null(out);
+    memset(&so, 0, sizeof so);
+    so.n_threads = 1;
+    so.kernels = kernels;
+    if (dintattn_session_new(m, &so, &s, &err) != DINTATTN_OK) fail_msg("session: %s", err.message);
+    if (dintattn_prefill(s, ids, n, out, 1, &err) != DINTATTN_OK) fail_msg("forward: %s", err.message);
+    dintattn_session_free(s);
+    return out;
+}
+
 /* Where the session has AMX tiles, a prompt's Q8 and Q4 products run on its bf16 tiles at AUTO and
    FAST alike (the weights rounded to bf16, bf16 activations; dintattn__q_tiles): the same logits
    at both, moved from EXACT's (the same weights, f32 activations) by at most about what int8
    activations do (0.26-1.04 times that on these random models; far less on the trained one,
    test_q8_tiles_beat_int8_on_a_trained_model); a prompt in chunks of 8 (tiles again) agrees with
    one prefill of it; decode keeps int8 activations, so it is at most as far from the prompt as
-   both are from EXACT. Without tiles, FAST is AUTO for these weights, to the bit. */
+   both are from EXACT. Without tiles, FAST is AUTO for these weights, to the bit. The tiles take
+   chunks of dintattn__q_tiles_min tokens (48) or more, lowered to 8 here for these models' short
+   contexts; at 48 a prompt of these models runs as a session without tiles runs it, to the bit. */
 static void test_q8_q4_prompts_on_tiles(void **state)
 {
     static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
-    int f, k, tiles = 0, amx = 0;
+    int f, k, tiles = 0, amx = 0, short_ok = 0;
     (void)state;
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 2; k++) {
+            dintattn_model *m = load_weights(conv[f].name, how[k]);
+            dintattn_session *s = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_AUTO);
+            if (dintattn_session_kernels(s) == DINTATTN_KERNELS_AMX) {
+                const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
+                float *t = run_level(m, conv[f].ids, conv[f].n, DINTATTN_KERNELS_AMX);
+                float *v = run_level(m, conv[f].ids, conv[f].n, DINTATTN_KERNELS_AVX512);
+                assert_true(conv[f].n < dintattn__q_tiles_min);
+                assert_memory_equal(t, v, sizeof(float) * n);
+                free(t), free(v);
+                short_ok++;
+            }
+            dintattn_session_free(s);
+            dintattn_model_free(m);
+        }
+    dintattn__q_tiles_min = 8;
     for (f = 0; f < n_conv; f++)
         for (k = 0; k < 2; k++) {
             dintattn_model *m = load_weights(conv[f].name, how[k]);
@@ -1225,7 +1271,9 @@ static void test_q8_q4_prompts_on_tiles(void **state)
             free(exact), free(a), free(p), free(c), free(p8), free(d);
             dintattn_model_free(m);
         }
+    dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN;
     assert_int_equal(tiles, amx);
+    assert_int_equal(short_ok, amx);
 #ifdef DINTATTN__HAVE_AMX
     if (test_kernels() == DINTATTN_KERNELS_AUTO && dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->level == DINTATTN_KERNELS_AVX512 &&
         dintattn__amx_ready() && __builtin_cpu_supports("avx512bf16"))
