@@ -82,8 +82,8 @@
    (peak_*_isa); prefill_f32_peak_fraction, prefill_bf16_peak_fraction,
    prefill_int8_peak_fraction; bandwidth_1thread_gb_s; weights_held; precision;
    quality_reference ("f32", "file (bf16)", ...; null when not compared) and quality_note.
-   --batch B sets the session's n_batch (tokens per internal prefill step; 0 = the engine's
-   default, min(n_ctx, 512)). --kernels caps the session's kernel level (default: the environment
+   --batch B sets the session's n_batch (tokens per internal prefill step; 0 = the prompt's
+   length up to 512, then the engine's default, 512). --kernels caps the session's kernel level (default: the environment
    variable DINTATTN_KERNELS when set, as the tests read it, else auto; both go through
    dintattn_kernels_parse); the report names the level that ran.
    Errors: one line on stderr, exit 1. A failed OPENBLAS_CORETYPE-unset sgemm run is reported in
@@ -140,7 +140,7 @@ static const char *usage =
     "  --gen M       tokens decoded after the prompt (default 128)\n"
     "  --threads T   session threads and OpenBLAS threads; also the bandwidth and peak tests\n"
     "                (default 2)\n"
-    "  --batch B     the session's n_batch (default 0: the engine's default)\n"
+    "  --batch B     the session's n_batch (default 0: the prompt's length up to 512)\n"
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
     "  --map M       auto (default), file or copy: where weights kept as stored are read;\n"
     "                auto copies the file into memory (2 MiB pages) when it takes at most\n"
@@ -1064,7 +1064,9 @@ int main(int argc, char **argv)
     }
 
     cli_session_options(&a.eng, N + M, &so);
-    so.n_batch = a.batch;
+    /* a prompt up to the engine's default step runs as one chunk, the one
+       dintattn_session_prefill_unit reports on (its n_batch) */
+    so.n_batch = a.batch ? a.batch : N < 512 ? N : 0;
     if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) {
         dintattn_model_free(model);
         return cli_fail("session", err.message);
@@ -1207,7 +1209,7 @@ int main(int argc, char **argv)
                                                           : "dint",
                    c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
                    c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.eng.kv), kernels, a.eng.threads, a.batch, N, M,
+                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.eng.kv), kernels, a.eng.threads, so.n_batch, N, M,
                    load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
             printf(", \"prefill_runs\": %d, \"prefill_tok_s_min\": %.3f, \"prefill_tok_s_max\": %.3f", PREFILL_RUNS,
                    N / prefill_runs[PREFILL_RUNS - 1], N / prefill_runs[0]);
