@@ -4594,9 +4594,9 @@ DINTATTN__BF16 static void dintattn__split_bf16x3(const float *x, int cols, uint
    columns, `parts` groups of 32 bf16 values (1: the bf16 activations; 3: hi, mid and lo of
    dintattn__split_bf16x3), zero from the panel's columns up to a multiple of 32. Per 32 columns
    the two weight tiles stay loaded while each part passes through the token tiles into the same
-   four sums. */
+   four sums; `half`: only the first 16 tokens (a short chunk's block), the others' sums zero. */
 DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, const uint16_t *x, size_t ldx, int parts,
-                                                  float *out)
+                                                  int half, float *out)
 {
     const char *pk = (const char *)panel, *xa = (const char *)x;
     int k, part;
@@ -4609,9 +4609,10 @@ DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, c
         _tile_loadd(7, pk + 64, 128);
         for (part = 0; part < parts; part++) {
             _tile_loadd(4, xa + 64 * part, ldx);
-            _tile_loadd(5, xa + 64 * part + 16 * ldx, ldx);
             _tile_dpbf16ps(0, 4, 6);
             _tile_dpbf16ps(1, 4, 7);
+            if (half) continue;
+            _tile_loadd(5, xa + 64 * part + 16 * ldx, ldx);
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }
@@ -6555,14 +6556,15 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
     dintattn__amx_begin();
     for (t0 = 0; t0 < n; t0 += DINTATTN__AMX_NT) {
         const uint16_t *x = x3 ? s->xb3 + 3 * (size_t)t0 * s->xq_ld : s->xb + (size_t)t0 * s->xq_ld;
+        const int half = n - t0 <= DINTATTN__AMX_NT / 2;
         for (k0 = 0; k0 < K; k0 += slice)
             for (g = 0; g < ng; g++) {
                 if (!x3) {
-                    dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, 1, out[g]);
+                    dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, 1, half, out[g]);
                     continue;
                 }
                 dintattn__panel_b16_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
-                                        x + 3 * (size_t)k0, 6 * s->xq_ld, 3, out[g]);
+                                        x + 3 * (size_t)k0, 6 * s->xq_ld, 3, half, out[g]);
                 dintattn__add_slice(out[g], sum[g], !k0);
             }
         for (g = 0; g < ng; g++) {

@@ -620,7 +620,7 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         for (t = 0; t < tk->n; t++) dintattn__split_bf16x3(tk->XF + (size_t)t * (size_t)tk->cols, tk->cols, x3 + t * 3 * MAXC);
         K->w[M->type].pack(M, r0, panel);
         dintattn__amx_begin();
-        dintattn__panel_b16_amx(panel, tk->cols, x3, 2 * 3 * MAXC, 3, out);
+        dintattn__panel_b16_amx(panel, tk->cols, x3, 2 * 3 * MAXC, 3, tk->n <= 16, out);
         dintattn__amx_end();
         return 1;
 #else
@@ -652,7 +652,7 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         memset(b, 0, sizeof b);
         for (t = 0; t < tk->n; t++) memcpy(b[t], tk->XB[t], sizeof(uint16_t) * (size_t)tk->cols);
         dintattn__amx_begin();
-        dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, out);
+        dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, tk->n <= 16, out);
         dintattn__amx_end();
         return 1;
     }
