@@ -4623,15 +4623,79 @@ DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, c
     _tile_stored(3, out + 16 * 32 + 16, 128);
 }
 
-/* A block's 32 x 32 f32 sums of one slice added into its double sums (`first`: set) */
-DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int first)
+/* A block of DINTATTN__AMX_NT tokens against 32 rows of bf16 weights over `cols` columns (a
+   multiple of 32): out[i * 32 + t], row i against token t. The weights are two A tiles per 32
+   columns, 16 rows x 32 values each: rows 0-15 from w, `ldw` bytes a row, rows 16-31 from w +
+   half_w, the next 32 columns kstep bytes on (dintattn__amx_rows: a matrix's own rows, or a copy
+   with each tile's 1 KiB together). The tokens come as B tiles (dintattn__amx_tokens): per 32
+   columns, per part (1: the bf16 activations; 3: hi, mid and lo of dintattn__split_bf16x3) and per
+   16 tokens, 16 pairs of columns x 16 tokens' pairs; xt is the block's first tile at the first 32
+   columns, the next 16 tokens' tstep words on. Per 32 columns the two weight tiles stay loaded while
+   each part passes through the token tiles into the same four sums. `half`: only the first 16
+   tokens (a short chunk's block), the others' sums zero. Each sum takes the same products in the
+   same order as with the weights in the B tiles, so a weight matrix needs no transposing. */
+DINTATTN__AMX static void dintattn__tiles_b16_amx(const unsigned char *w, size_t ldw, size_t half_w, size_t kstep, int cols,
+                                                  const uint32_t *xt, size_t tstep, int parts, int half, float *out)
 {
-    int i;
-    for (i = 0; i < DINTATTN__PANEL * DINTATTN__AMX_NT; i += 8) {
-        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
-        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
-        _mm512_storeu_pd(sum + i, v);
+    const uint32_t *xa = xt;
+    int k, part;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (k = 0; k < cols; k += 32, w += kstep, xa += 256 * (size_t)parts) {
+        _tile_loadd(4, w, ldw);
+        _tile_loadd(5, w + half_w, ldw);
+        for (part = 0; part < parts; part++) {
+            _tile_loadd(6, xa + 256 * part, 64);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 5, 6);
+            if (half) continue;
+            _tile_loadd(7, xa + tstep + 256 * part, 64);
+            _tile_dpbf16ps(2, 4, 7);
+            _tile_dpbf16ps(3, 5, 7);
+        }
     }
+    _tile_stored(0, out, 128);
+    _tile_stored(1, out + 16 * 32, 128);
+    _tile_stored(2, out + 16, 128);
+    _tile_stored(3, out + 16 * 32 + 16, 128);
+}
+
+/* A 32 x 32 block of 32-bit values transposed in place: its 16 x 16 quarters, the two off the
+   diagonal swapped */
+DINTATTN__AVX512 static void dintattn__transpose32(float *a)
+{
+    __m512i v[16], u[16], tt[16];
+    int q, i;
+    for (q = 0; q < 2; q++) {
+        float *b = a + q * (16 * 32 + 16);
+        for (i = 0; i < 16; i++) v[i] = _mm512_loadu_si512(b + i * 32);
+        DINTATTN__TRANSPOSE16(v, tt);
+        for (i = 0; i < 16; i++) _mm512_storeu_si512(b + i * 32, v[i]);
+    }
+    for (i = 0; i < 16; i++) v[i] = _mm512_loadu_si512(a + 16 + i * 32), u[i] = _mm512_loadu_si512(a + 16 * 32 + i * 32);
+    DINTATTN__TRANSPOSE16(v, tt);
+    DINTATTN__TRANSPOSE16(u, tt);
+    for (i = 0; i < 16; i++) _mm512_storeu_si512(a + 16 * 32 + i * 32, v[i]), _mm512_storeu_si512(a + 16 + i * 32, u[i]);
+}
+
+/* 16 tokens' bf16 rows (ldx values apart; n of them, the rest zero) as the B tiles of
+   dintattn__tiles_b16_amx: per 32 columns (nk of them) and per part, the 16 tokens' 16 pairs
+   transposed to 16 pairs x 16 tokens. A row holds per 32 columns `parts` groups of 32 values side
+   by side (dintattn__split_bf16x3), zero past the columns. */
+DINTATTN__AMX static void dintattn__amx_tokens(const uint16_t *x, size_t ldx, int n, size_t nk, int parts, uint32_t *o)
+{
+    __m512i v[16], tt[16];
+    size_t k;
+    int part, i;
+    for (k = 0; k < nk; k++)
+        for (part = 0; part < parts; part++, o += 256) {
+            for (i = 0; i < 16; i++)
+                v[i] = i < n ? _mm512_loadu_si512(x + (size_t)i * ldx + 32 * (parts * k + (size_t)part)) : _mm512_setzero_si512();
+            DINTATTN__TRANSPOSE16(v, tt);
+            for (i = 0; i < 16; i++) _mm512_storeu_si512(o + 16 * i, v[i]);
+        }
 }
 
 /* Q8 or Q4 rows r0..r0+31 as the bf16 panels of dintattn__pack_b16 for AMX tiles: each element
@@ -4671,6 +4735,58 @@ DINTATTN__BF16 static void dintattn__pack_qb16(const dintattn__mat *M, int r0, v
             for (i = 0; i < 16; i++) _mm512_storeu_si512(out + 32 * (16 * b + (size_t)i) + 16 * j, v[i]);
         }
 }
+/* Rows r0..r0+31 of M as bf16 over ld columns (ld >= cols, a multiple of 32), zero past the
+   matrix's rows and columns, laid out as AMX's A tiles: per 32 columns, rows 0-15 then 16-31, 64
+   bytes a row. BF16 as stored, F16 rounded to bf16 (dintattn__f16_as_bf16), Q8 and Q4 each element
+   scale * q in f32 (dintattn__elem_q8 / _q4) rounded to bf16. */
+DINTATTN__BF16 static void dintattn__rows_bf16(const dintattn__mat *M, int r0, size_t ld, uint16_t *out)
+{
+    const size_t K = (size_t)M->cols, nb = K / 32;
+    const __m512i eight = _mm512_set1_epi32(8), low = _mm512_set1_epi32(15);
+    size_t k;
+    int i;
+    for (i = 0; i < DINTATTN__PANEL; i++) {
+        const size_t r = (size_t)r0 + (size_t)i;
+        for (k = 0; k < ld; k += 32) {
+            const int none = k >= K || r >= (size_t)M->rows; /* zero */
+            const __mmask32 m = none ? 0 : K - k >= 32 ? 0xFFFFFFFFu : (1u << (K - k)) - 1u;
+            __m512i v;
+            if (M->type == DINTATTN__W_BF16 || M->type == DINTATTN__W_F16) {
+                const uint16_t *w16 = (const uint16_t *)M->w + (none ? 0 : r * K + k);
+                v = M->type == DINTATTN__W_BF16 ? _mm512_maskz_loadu_epi16(m, w16) : dintattn__f16_as_bf16(m, w16);
+            } else if (none) {
+                v = _mm512_setzero_si512();
+            } else { /* Q8 / Q4: block k / 32 of the row, whole (their columns are a multiple of 32) */
+                const __m512 d = _mm512_set1_ps(M->scale[r * nb + k / 32]);
+                __m512 lo, hi;
+                if (M->type == DINTATTN__W_Q8) {
+                    const signed char *q = (const signed char *)M->w + r * K + k;
+                    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)q)));
+                    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + 16))));
+                } else { /* a block's 16 bytes: columns 0-15 in the low nibbles, 16-31 in the high */
+                    const __m512i nq = _mm512_cvtepu8_epi32(
+                        _mm_loadu_si128((const __m128i *)(const void *)((const unsigned char *)M->w + (r * nb + k / 32) * 16)));
+                    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(nq, low), eight));
+                    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(nq, 4), eight));
+                }
+                v = (__m512i)_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, d), _mm512_mul_ps(lo, d));
+            }
+            _mm512_storeu_si512(out + k * 32 + (size_t)i * 32, v); /* tile k / 32, row i */
+        }
+    }
+}
+
+/* A block's 32 x 32 f32 sums of one slice added into its double sums (`first`: set) */
+DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int first)
+{
+    int i;
+    for (i = 0; i < DINTATTN__PANEL * DINTATTN__AMX_NT; i += 8) {
+        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
+        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
+        _mm512_storeu_pd(sum + i, v);
+    }
+}
+
 #endif
 
 /* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
@@ -5333,12 +5449,13 @@ struct dintattn_session {
     float *xq_s, *xq_c;                     /* ... and their [n][xq_ld / 32] d and c (dintattn__xq) */
     uint16_t *xb;                           /* [n][xq_ld] bf16 activations (FAST's BF16 rows, Q8/Q4 on AMX) */
     uint16_t *xb3;                          /* [n][3 * xq_ld]: three parts (dintattn__x3) */
+    uint32_t *xt1;                          /* ... xb as AMX's B tiles, for a short chunk (dintattn__amx_tokens) */
     size_t xq_ld;                           /* the widest product input, a multiple of 32 */
     int32_t *xpq;                           /* prefill's packed activations (dintattn__gemm_unit): int8 ... */
     uint32_t *xpb;                          /* ... and bf16 pairs ... */
     float *xpf;                             /* ... and f32 */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
-    int amx;                                /* bf16 panels on AMX tiles (dintattn__panel_b16_amx) */
+    int amx;                                /* bf16 products on AMX tiles (dintattn__tiles_b16_amx) */
     int bf16_dot;                           /* dintattn__bf16_dot_pays(), asked once */
     double *psum;                           /* prefill: per thread, psum_ld doubles of f32 panels' sums */
     size_t psum_ld;
@@ -5660,7 +5777,7 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
    0.0068, KL 6.6e-6 against 5.2e-5 (test_q8_tiles_beat_int8_on_a_trained_model); a 2.7B Q8
    prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). But only for a chunk of
    DINTATTN__Q_TILES_MIN tokens or more: each prompt converts every weight to bf16 for the tiles
-   (dintattn__pack_qb16, about half the speed of the int8 panels' packing), which a short chunk
+   (dintattn__rows_bf16), which a short chunk
    does not earn back; at 2.7B 8-40 tokens ran 1.1-1.7x faster on the int8 panels, 48 and 64 the
    same or slower (2026-11-28 10:03, README). Decode keeps int8 activations: one token reads every
    weight once, and int8 keeps that memory-bound. */
@@ -5879,6 +5996,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(Bx, b, overflow));
         DINTATTN__CARVE(s->xb3, uint16_t, DINTATTN__MUL3(Bx, x3 ? s->xq_ld : 0, 3));
+        /* per 16 tokens and 32 columns a 1 KiB tile: as many bytes as the rows */
+        DINTATTN__CARVE(s->xt1, uint32_t, dintattn__mul(Bx, b && s->amx ? s->xq_ld / 2 : 0, overflow));
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
            64 bytes a column (bf16 pairs, int8), 128 in f32 */
         {
@@ -6523,10 +6642,58 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
 }
 
 #ifdef DINTATTN__HAVE_AMX
-/* dintattn__gemm_unit on AMX tiles. A unit is `group` panels (rows r0.. of p; see
-   dintattn__unit_panels), packed at once as bf16 (Q8 / Q4 rounded to it), so that each block of
-   tokens, read from memory once, serves them all from the caches (2.7B BF16, three parts, 512
-   tokens: 89 -> 121 tok/s for groups of 4; 2 and 8 slower). Bf16 activations (precision FAST) sum
+/* Rows r0..r0+31 of M for dintattn__tiles_b16_amx over K columns (the columns rounded up to 32): a
+   BF16 matrix's own rows where all 32 exist and K is its columns, else converted into buf
+   (dintattn__rows_bf16). Sets the tiles' strides: *ldw bytes a row, rows 16-31 at *half_w, 32
+   columns on at *kstep. */
+static const unsigned char *dintattn__amx_rows(const dintattn__mat *M, int r0, unsigned char *buf, size_t *ldw,
+                                               size_t *half_w, size_t *kstep)
+{
+    const size_t K = ((size_t)M->cols + 31) / 32 * 32;
+    if (M->type == DINTATTN__W_BF16 && (size_t)M->cols == K && M->rows - r0 >= DINTATTN__PANEL) {
+        *ldw = 2 * K, *half_w = 16 * 2 * K, *kstep = 64;
+        return (const unsigned char *)M->w + (size_t)r0 * K * 2;
+    }
+    dintattn__rows_bf16(M, r0, K, (uint16_t *)(void *)buf);
+    *ldw = 64, *half_w = 1024, *kstep = 2048;
+    return buf;
+}
+
+/* Whether a chunk of n tokens on `act` activations runs on AMX's tiles with the weights as the A
+   tiles, read where they lie (dintattn__tiles_b16_amx), instead of packed as the B tiles
+   (dintattn__panel_b16_amx): bf16 activations in chunks of DINTATTN__AMX_ROWS_A tokens or fewer,
+   where packing every weight for a few blocks of tokens costs more than the products (2.7B, 2
+   threads, 2026-11-28 10:34: FAST BF16 8 tokens 27.9 -> 40.7 tok/s, 16 52.7 -> 80.2, 64 141.9 ->
+   161.4; but 96-256 tokens 9-14% slower, the same products in the other orientation, and
+   three-part activations slower at every length: 8-24%). */
+#ifndef DINTATTN__AMX_ROWS_A
+#define DINTATTN__AMX_ROWS_A 64
+#endif
+static int dintattn__amx_rows_a(int act, int n) { return act == DINTATTN__ACT_BF16 && n <= DINTATTN__AMX_ROWS_A; }
+
+/* The chunk's bf16 rows (s->xb) as AMX's B tiles (s->xt1) for dintattn__tiles_b16_amx, 16 tokens
+   a unit, once per input before its products */
+typedef struct dintattn__amx_tokens_job {
+    const dintattn_session *s;
+    int n, cols;
+} dintattn__amx_tokens_job;
+
+static void dintattn__amx_tokens_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__amx_tokens_job *j = (const dintattn__amx_tokens_job *)ctx;
+    const dintattn_session *s = j->s;
+    const size_t nk = ((size_t)j->cols + 31) / 32, t0 = (size_t)unit * 16;
+    (void)tid;
+    dintattn__amx_tokens(s->xb + t0 * s->xq_ld, s->xq_ld, j->n - (int)t0, nk, 1, s->xt1 + (size_t)unit * nk * 256);
+}
+
+/* dintattn__gemm_unit on AMX tiles. A unit is `group` panels of 32 rows (rows r0.. of p; see
+   dintattn__unit_panels), so that each block of tokens, read from memory once, serves them all
+   from the caches (2.7B BF16, three parts, 512 tokens: 89 -> 121 tok/s for groups of 4; 2 and 8
+   slower). BF16 rows are read where they lie (the tiles take them row-major: no packing; the first
+   block of tokens draws them from memory, the others from L2), others converted to bf16 rows at
+   once (dintattn__rows_bf16: F16, Q8 and Q4, and a BF16 panel past the matrix's rows or of
+   columns not a multiple of 32, which the tiles would read beyond). Bf16 activations (precision FAST) sum
    in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
    slices of columns added in double, as dintattn__gemm_unit_f32 does: Q/K in slices of
    DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once
@@ -6541,16 +6708,20 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
     const int x3 = p->act == DINTATTN__ACT_BF16X3, K = (p->M->cols + 31) / 32 * 32;
     const int slice = !x3 ? K : p->y64 ? DINTATTN_QK_KC : DINTATTN__X3_KC;
     const int left = p->M->rows - r0, np = (left + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
-    const int ng = np < group ? np : group;
-    const size_t panel_bytes = (size_t)K * 64; /* a bf16 panel: 32 rows x K columns */
+    const int ng = np < group ? np : group, rows_a = dintattn__amx_rows_a(p->act, n);
+    const size_t panel_bytes = (size_t)K * 64; /* 32 bf16 rows of K columns */
+    const size_t nk = (size_t)K / 32;          /* the tokens' B tiles (rows_a): per 16 tokens, nk tiles */
     const int q = p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4;
     float out[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT], o[DINTATTN__PANEL];
     double sum[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT];
+    const unsigned char *w[DINTATTN__AMX_GROUP];
+    size_t ldw[DINTATTN__AMX_GROUP], half_w[DINTATTN__AMX_GROUP], kstep[DINTATTN__AMX_GROUP];
     int t0, t, k0, i, g;
-    DINTATTN_ASSERT(slice % 32 == 0 && ng <= DINTATTN__AMX_GROUP);
+    DINTATTN_ASSERT(slice % 32 == 0 && ng <= DINTATTN__AMX_GROUP && (!rows_a || !x3));
     for (g = 0; g < ng; g++) {
         unsigned char *at = panels + g * panel_bytes;
-        if (q) dintattn__pack_qb16(p->M, r0 + DINTATTN__PANEL * g, at);
+        if (rows_a) w[g] = dintattn__amx_rows(p->M, r0 + DINTATTN__PANEL * g, at, &ldw[g], &half_w[g], &kstep[g]);
+        else if (q) dintattn__pack_qb16(p->M, r0 + DINTATTN__PANEL * g, at);
         else s->k->w[p->M->type].pack(p->M, r0 + DINTATTN__PANEL * g, at);
     }
     dintattn__amx_begin();
@@ -6559,13 +6730,17 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
         const int half = n - t0 <= DINTATTN__AMX_NT / 2;
         for (k0 = 0; k0 < K; k0 += slice)
             for (g = 0; g < ng; g++) {
-                if (!x3) {
+                if (rows_a) { /* rows x tokens, turned to tokens x rows */
+                    dintattn__tiles_b16_amx(w[g], ldw[g], half_w[g], kstep[g], K, s->xt1 + (size_t)(t0 / 16) * nk * 256, nk * 256,
+                                            1, half, out[g]);
+                    dintattn__transpose32(out[g]);
+                } else if (!x3) {
                     dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, 1, half, out[g]);
-                    continue;
+                } else {
+                    dintattn__panel_b16_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
+                                            x + 3 * (size_t)k0, 6 * s->xq_ld, 3, half, out[g]);
+                    dintattn__add_slice(out[g], sum[g], !k0);
                 }
-                dintattn__panel_b16_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
-                                        x + 3 * (size_t)k0, 6 * s->xq_ld, 3, half, out[g]);
-                dintattn__add_slice(out[g], sum[g], !k0);
             }
         for (g = 0; g < ng; g++) {
             const int rg = r0 + DINTATTN__PANEL * g, rows = p->M->rows - rg < DINTATTN__PANEL ? p->M->rows - rg : DINTATTN__PANEL;
@@ -6627,7 +6802,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 
 /* Where a chunk of n prompt tokens runs its products of `type` weights, one home for the choice:
    returns their activations (dintattn__act's, except that Q8/Q4 products on AMX tiles,
-   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__pack_qb16 packs
+   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__rows_bf16 converts
    them) and sets *where: DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's
    packed panels), _ON_AMX. Fewer than DINTATTN__GEMM_MIN_TOKENS run on the level's rows. */
 static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int n, int *where)
@@ -6812,6 +6987,13 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
                of one kind of activations run in one place) */
             aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld && q[k].where != DINTATTN__ON_AMX;
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
+#ifdef DINTATTN__HAVE_AMX
+            if (panels && q[k].where == DINTATTN__ON_AMX && dintattn__amx_rows_a(q[k].act, n)) { /* as B tiles */
+                dintattn__amx_tokens_job tj;
+                tj.s = s, tj.n = n, tj.cols = q[k].M->cols;
+                dintattn__pool_run(&s->pool, (n + 15) / 16, dintattn__amx_tokens_unit, &tj);
+            }
+#endif
             prepared[q[k].act] = q[k].x;
         }
         if (n >= DINTATTN__GEMM_MIN_TOKENS && q[k].act == DINTATTN__ACT_F32 && !panels) { /* sgemm */

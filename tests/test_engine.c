@@ -645,14 +645,27 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         return 1;
     }
 #ifdef DINTATTN__HAVE_AMX
-    if (dintattn__amx_ready()) { /* Q8 / Q4 rows rounded to bf16 as they are packed */
+    if (dintattn__amx_ready()) { /* Q8 / Q4 rows rounded to bf16 */
         static uint16_t b[32][MAXC];
-        if (int8) dintattn__pack_qb16(M, r0, panel);
-        else K->w[M->type].pack(M, r0, panel);
+        static uint32_t xt[2 * MAXC / 32 * 256];
+        const size_t nk = ((size_t)tk->cols + 31) / 32;
         memset(b, 0, sizeof b);
         for (t = 0; t < tk->n; t++) memcpy(b[t], tk->XB[t], sizeof(uint16_t) * (size_t)tk->cols);
         dintattn__amx_begin();
-        dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, tk->n <= 16, out);
+        /* both orientations the engine runs (dintattn__amx_rows_a), one per block size here: the rows
+           as A tiles and the tokens as B (a short chunk's), or the rows packed as B tiles */
+        if (tk->n <= 16) {
+            size_t ldw, half_w, kstep;
+            const unsigned char *w = dintattn__amx_rows(M, r0, (unsigned char *)panel, &ldw, &half_w, &kstep);
+            dintattn__amx_tokens(b[0], MAXC, tk->n, nk, 1, xt);
+            dintattn__amx_tokens(b[16], MAXC, tk->n - 16, nk, 1, xt + nk * 256);
+            dintattn__tiles_b16_amx(w, ldw, half_w, kstep, (int)(32 * nk), xt, nk * 256, 1, tk->n <= 16, out);
+            dintattn__transpose32(out);
+        } else { /* the rows packed as B tiles, the tokens as A */
+            if (int8) dintattn__pack_qb16(M, r0, panel);
+            else K->w[M->type].pack(M, r0, panel);
+            dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, tk->n <= 16, out);
+        }
         dintattn__amx_end();
         return 1;
     }
