@@ -4527,7 +4527,9 @@ DINTATTN__VNNI static void dintattn__panel_f32_slice(const void *panel, int cols
    A panel's pairs are the layout tdpbf16ps takes for its second operand (a tile row is 16 rows'
    pairs), and the tokens' bf16 rows are the first as they are: per 16 pairs, two tiles of 16
    tokens x 32 columns and two of 16 pairs x 16 rows make four 16 x 16 f32 products, which stay in
-   tiles 0-3 over the whole row. dintattn__amx_ready asks Linux for the tile state once. */
+   tiles 0-3 over the whole row. A short chunk swaps the roles (dintattn__amx_rows_a): the weights'
+   rows are the first operand where they lie, the tokens transposed the second.
+   dintattn__amx_ready asks Linux for the tile state once. */
 #define DINTATTN__AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
 
 static int dintattn__amx_ready(void)
