@@ -4625,43 +4625,54 @@ DINTATTN__AMX static void dintattn__panel_b16_amx(const void *panel, int cols, c
     _tile_stored(3, out + 16 * 32 + 16, 128);
 }
 
-/* A block of DINTATTN__AMX_NT tokens against 32 rows of bf16 weights over `cols` columns (a
-   multiple of 32): out[i * 32 + t], row i against token t. The weights are two A tiles per 32
-   columns, 16 rows x 32 values each: rows 0-15 from w, `ldw` bytes a row, rows 16-31 from w +
-   half_w, the next 32 columns kstep bytes on (dintattn__amx_rows: a matrix's own rows, or a copy
-   with each tile's 1 KiB together). The tokens come as B tiles (dintattn__amx_tokens): per 32
-   columns, per part (1: the bf16 activations; 3: hi, mid and lo of dintattn__split_bf16x3) and per
-   16 tokens, 16 pairs of columns x 16 tokens' pairs; xt is the block's first tile at the first 32
-   columns, the next 16 tokens' tstep words on. Per 32 columns the two weight tiles stay loaded while
-   each part passes through the token tiles into the same four sums. `half`: only the first 16
-   tokens (a short chunk's block), the others' sums zero. Each sum takes the same products in the
-   same order as with the weights in the B tiles, so a weight matrix needs no transposing. */
+/* A block of DINTATTN__AMX_NT tokens' bf16 activations against 32 rows of bf16 weights over `cols`
+   columns (a multiple of 32): out[i * 32 + t], row i against token t. The weights are two A tiles
+   per 32 columns, 16 rows x 32 values each: rows 0-15 from w, `ldw` bytes a row, rows 16-31 from
+   w + half_w, the next 32 columns kstep bytes on (dintattn__amx_rows: a matrix's own rows, or
+   converted ones with each tile's 1 KiB together). The tokens are B tiles (dintattn__amx_tokens):
+   per 16 tokens and 32 columns, 16 pairs of columns x 16 tokens' pairs; xt is the block's first
+   at the first 32 columns, the next 32 columns 256 words on, the next 16 tokens tstep words on.
+   `half`: only the first 16 tokens (a short chunk's block), the others' sums zero. Each sum takes
+   the same products in the same order as with the weights in the B tiles
+   (dintattn__panel_b16_amx), so the two give the same logits. */
 DINTATTN__AMX static void dintattn__tiles_b16_amx(const unsigned char *w, size_t ldw, size_t half_w, size_t kstep, int cols,
-                                                  const uint32_t *xt, size_t tstep, int parts, int half, float *out)
+                                                  const uint32_t *xt, size_t tstep, int half, float *out)
 {
-    const uint32_t *xa = xt;
-    int k, part;
+    int k;
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (k = 0; k < cols; k += 32, w += kstep, xa += 256 * (size_t)parts) {
+    for (k = 0; k < cols; k += 32, w += kstep, xt += 256) {
         _tile_loadd(4, w, ldw);
         _tile_loadd(5, w + half_w, ldw);
-        for (part = 0; part < parts; part++) {
-            _tile_loadd(6, xa + 256 * part, 64);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 5, 6);
-            if (half) continue;
-            _tile_loadd(7, xa + tstep + 256 * part, 64);
-            _tile_dpbf16ps(2, 4, 7);
-            _tile_dpbf16ps(3, 5, 7);
-        }
+        _tile_loadd(6, xt, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        if (half) continue;
+        _tile_loadd(7, xt + tstep, 64);
+        _tile_dpbf16ps(2, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
     }
     _tile_stored(0, out, 128);
     _tile_stored(1, out + 16 * 32, 128);
     _tile_stored(2, out + 16, 128);
     _tile_stored(3, out + 16 * 32 + 16, 128);
+}
+
+/* 16 tokens' bf16 rows (ldx values apart; n of them, the rest zero; zero past the columns up to a
+   multiple of 32) as the B tiles of dintattn__tiles_b16_amx: per 32 columns (nk of them), the
+   tokens' 16 pairs transposed to 16 pairs x 16 tokens. */
+DINTATTN__AMX static void dintattn__amx_tokens(const uint16_t *x, size_t ldx, int n, size_t nk, uint32_t *o)
+{
+    __m512i v[16], tt[16];
+    size_t k;
+    int i;
+    for (k = 0; k < nk; k++, o += 256) {
+        for (i = 0; i < 16; i++) v[i] = i < n ? _mm512_loadu_si512(x + (size_t)i * ldx + 32 * k) : _mm512_setzero_si512();
+        DINTATTN__TRANSPOSE16(v, tt);
+        for (i = 0; i < 16; i++) _mm512_storeu_si512(o + 16 * i, v[i]);
+    }
 }
 
 /* A 32 x 32 block of 32-bit values transposed in place: its 16 x 16 quarters, the two off the
@@ -4680,24 +4691,6 @@ DINTATTN__AVX512 static void dintattn__transpose32(float *a)
     DINTATTN__TRANSPOSE16(v, tt);
     DINTATTN__TRANSPOSE16(u, tt);
     for (i = 0; i < 16; i++) _mm512_storeu_si512(a + 16 * 32 + i * 32, v[i]), _mm512_storeu_si512(a + 16 + i * 32, u[i]);
-}
-
-/* 16 tokens' bf16 rows (ldx values apart; n of them, the rest zero) as the B tiles of
-   dintattn__tiles_b16_amx: per 32 columns (nk of them) and per part, the 16 tokens' 16 pairs
-   transposed to 16 pairs x 16 tokens. A row holds per 32 columns `parts` groups of 32 values side
-   by side (dintattn__split_bf16x3), zero past the columns. */
-DINTATTN__AMX static void dintattn__amx_tokens(const uint16_t *x, size_t ldx, int n, size_t nk, int parts, uint32_t *o)
-{
-    __m512i v[16], tt[16];
-    size_t k;
-    int part, i;
-    for (k = 0; k < nk; k++)
-        for (part = 0; part < parts; part++, o += 256) {
-            for (i = 0; i < 16; i++)
-                v[i] = i < n ? _mm512_loadu_si512(x + (size_t)i * ldx + 32 * (parts * k + (size_t)part)) : _mm512_setzero_si512();
-            DINTATTN__TRANSPOSE16(v, tt);
-            for (i = 0; i < 16; i++) _mm512_storeu_si512(o + 16 * i, v[i]);
-        }
 }
 
 /* Q8 or Q4 rows r0..r0+31 as the bf16 panels of dintattn__pack_b16 for AMX tiles: each element
@@ -6686,7 +6679,7 @@ static void dintattn__amx_tokens_unit(void *ctx, int64_t unit, int tid)
     const dintattn_session *s = j->s;
     const size_t nk = ((size_t)j->cols + 31) / 32, t0 = (size_t)unit * 16;
     (void)tid;
-    dintattn__amx_tokens(s->xb + t0 * s->xq_ld, s->xq_ld, j->n - (int)t0, nk, 1, s->xt1 + (size_t)unit * nk * 256);
+    dintattn__amx_tokens(s->xb + t0 * s->xq_ld, s->xq_ld, j->n - (int)t0, nk, s->xt1 + (size_t)unit * nk * 256);
 }
 
 /* dintattn__gemm_unit on AMX tiles. A unit is `group` panels of 32 rows (rows r0.. of p; see
@@ -6734,7 +6727,7 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
             for (g = 0; g < ng; g++) {
                 if (rows_a) { /* rows x tokens, turned to tokens x rows */
                     dintattn__tiles_b16_amx(w[g], ldw[g], half_w[g], kstep[g], K, s->xt1 + (size_t)(t0 / 16) * nk * 256, nk * 256,
-                                            1, half, out[g]);
+                                            half, out[g]);
                     dintattn__transpose32(out[g]);
                 } else if (!x3) {
                     dintattn__panel_b16_amx(panels + g * panel_bytes, p->M->cols, x, 2 * s->xq_ld, 1, half, out[g]);

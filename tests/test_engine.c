@@ -657,9 +657,9 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         if (tk->n <= 16) {
             size_t ldw, half_w, kstep;
             const unsigned char *w = dintattn__amx_rows(M, r0, (unsigned char *)panel, &ldw, &half_w, &kstep);
-            dintattn__amx_tokens(b[0], MAXC, tk->n, nk, 1, xt);
-            dintattn__amx_tokens(b[16], MAXC, tk->n - 16, nk, 1, xt + nk * 256);
-            dintattn__tiles_b16_amx(w, ldw, half_w, kstep, (int)(32 * nk), xt, nk * 256, 1, tk->n <= 16, out);
+            dintattn__amx_tokens(b[0], MAXC, tk->n, nk, xt);
+            dintattn__amx_tokens(b[16], MAXC, tk->n - 16, nk, xt + nk * 256);
+            dintattn__tiles_b16_amx(w, ldw, half_w, kstep, (int)(32 * nk), xt, nk * 256, tk->n <= 16, out);
             dintattn__transpose32(out);
         } else { /* the rows packed as B tiles, the tokens as A */
             if (int8) dintattn__pack_qb16(M, r0, panel);
