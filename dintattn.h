@@ -219,8 +219,8 @@ typedef enum {
    session has AMX's tiles (kernel level AMX), a prompt's Q8 and Q4 products in chunks of 48 tokens
    or more run on its bf16 tiles instead, at AUTO as at FAST: each weight rounded to bf16, times
    bf16 activations, which is faster and closer to EXACT than int8 activations (dintattn__q_tiles);
-   such a prompt's logits then differ from decode's (int8) by about what int8 activations cost. EXACT: f32 activations for
-   every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations rounded to bf16
+   such a prompt's logits then differ from decode's (int8) by about what int8 activations cost.
+   EXACT: f32 activations for every weight type. FAST: as AUTO, and BF16 and F16 weights multiply activations rounded to bf16
    (AVX-512 BF16's vdpbf16ps where the CPU has it; AMX's tiles for a prompt; a prompt's BF16
    products on the f32 panels, the rounded activations widened, where vdpbf16ps would be slower
    than the FMA: Intel's CPUs without AMX), in decode and prefill; F16 weights are rounded to bf16
@@ -4730,6 +4730,7 @@ DINTATTN__BF16 static void dintattn__pack_qb16(const dintattn__mat *M, int r0, v
             for (i = 0; i < 16; i++) _mm512_storeu_si512(out + 32 * (16 * b + (size_t)i) + 16 * j, v[i]);
         }
 }
+
 /* Rows r0..r0+31 of M as bf16 over ld columns (ld >= cols, a multiple of 32), zero past the
    matrix's rows and columns, laid out as AMX's A tiles: per 32 columns, rows 0-15 then 16-31, 64
    bytes a row. BF16 as stored, F16 rounded to bf16 (dintattn__f16_as_bf16), Q8 and Q4 each element
@@ -5450,7 +5451,7 @@ struct dintattn_session {
     uint32_t *xpb;                          /* ... and bf16 pairs ... */
     float *xpf;                             /* ... and f32 */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
-    int amx;                                /* bf16 products on AMX tiles (dintattn__tiles_b16_amx) */
+    int amx;                                /* bf16 products on AMX tiles (dintattn__gemm_unit_amx) */
     int bf16_dot;                           /* dintattn__bf16_dot_pays(), asked once */
     double *psum;                           /* prefill: per thread, psum_ld doubles of f32 panels' sums */
     size_t psum_ld;
@@ -5772,9 +5773,9 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
    0.0068, KL 6.6e-6 against 5.2e-5 (test_q8_tiles_beat_int8_on_a_trained_model); a 2.7B Q8
    prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). But only for a chunk of
    DINTATTN__Q_TILES_MIN tokens or more: each prompt converts every weight to bf16 for the tiles
-   (dintattn__rows_bf16), which a short chunk
-   does not earn back; at 2.7B 8-40 tokens ran 1.1-1.7x faster on the int8 panels, 48 and 64 the
-   same or slower (2026-11-28 10:03, README). Decode keeps int8 activations: one token reads every
+   (dintattn__pack_qb16, dintattn__rows_bf16), which a short chunk does not earn back; at 2.7B
+   8-40 tokens ran 1.1-1.7x faster on the int8 panels, 48 and 64 the same or slower (2026-11-28
+   10:03, README; 8-32 tokens again after the short chunks' tiles, 10:46). Decode keeps int8 activations: one token reads every
    weight once, and int8 keeps that memory-bound. */
 #ifndef DINTATTN__Q_TILES_MIN
 #define DINTATTN__Q_TILES_MIN 48
@@ -6685,10 +6686,9 @@ static void dintattn__amx_tokens_unit(void *ctx, int64_t unit, int tid)
 /* dintattn__gemm_unit on AMX tiles. A unit is `group` panels of 32 rows (rows r0.. of p; see
    dintattn__unit_panels), so that each block of tokens, read from memory once, serves them all
    from the caches (2.7B BF16, three parts, 512 tokens: 89 -> 121 tok/s for groups of 4; 2 and 8
-   slower). BF16 rows are read where they lie (the tiles take them row-major: no packing; the first
-   block of tokens draws them from memory, the others from L2), others converted to bf16 rows at
-   once (dintattn__rows_bf16: F16, Q8 and Q4, and a BF16 panel past the matrix's rows or of
-   columns not a multiple of 32, which the tiles would read beyond). Bf16 activations (precision FAST) sum
+   slower), packed as bf16 panels (Q8 / Q4 rounded to it) for the B tiles -- or, in a short chunk
+   (dintattn__amx_rows_a), taken as the A tiles: BF16 rows where they lie, others converted to bf16
+   rows (dintattn__amx_rows), the tokens as B tiles. Bf16 activations (precision FAST) sum
    in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
    slices of columns added in double, as dintattn__gemm_unit_f32 does: Q/K in slices of
    DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once
@@ -6797,8 +6797,8 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 
 /* Where a chunk of n prompt tokens runs its products of `type` weights, one home for the choice:
    returns their activations (dintattn__act's, except that Q8/Q4 products on AMX tiles,
-   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__rows_bf16 converts
-   them) and sets *where: DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's
+   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__pack_qb16 and
+   dintattn__rows_bf16 convert them) and sets *where: DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's
    packed panels), _ON_AMX. Fewer than DINTATTN__GEMM_MIN_TOKENS run on the level's rows. */
 static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int n, int *where)
 {
