@@ -3308,6 +3308,9 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__GB_NT 12
 #define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32): whole slices */
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
+#ifndef DINTATTN__AMX_ROWS_A
+#define DINTATTN__AMX_ROWS_A 64 /* the longest chunk with the weights as AMX's A tiles (dintattn__amx_rows_a) */
+#endif
 #ifndef DINTATTN__AMX_GROUP
 #define DINTATTN__AMX_GROUP 4 /* panels of a unit on AMX tiles (dintattn__gemm_unit_amx) */
 #endif
@@ -5992,8 +5995,10 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xq_c, float, dintattn__mul(B, q / 32, overflow));
         DINTATTN__CARVE(s->xb, uint16_t, dintattn__mul(Bx, b, overflow));
         DINTATTN__CARVE(s->xb3, uint16_t, DINTATTN__MUL3(Bx, x3 ? s->xq_ld : 0, 3));
-        /* per 16 tokens and 32 columns a 1 KiB tile: as many bytes as the rows */
-        DINTATTN__CARVE(s->xt1, uint32_t, dintattn__mul(Bx, b && s->amx ? s->xq_ld / 2 : 0, overflow));
+        /* per 16 tokens and 32 columns a 1 KiB tile (as many bytes as the rows), for the chunks that
+           take them (dintattn__amx_rows_a) */
+        DINTATTN__CARVE(s->xt1, uint32_t,
+                        dintattn__mul(Bx < DINTATTN__AMX_ROWS_A ? Bx : (DINTATTN__AMX_ROWS_A + 31) / 32 * 32, b && s->amx ? s->xq_ld / 2 : 0, overflow));
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
            64 bytes a column (bf16 pairs, int8), 128 in f32 */
         {
@@ -6662,9 +6667,6 @@ static const unsigned char *dintattn__amx_rows(const dintattn__mat *M, int r0, u
    threads, 2026-11-28 10:34: FAST BF16 8 tokens 27.9 -> 40.7 tok/s, 16 52.7 -> 80.2, 64 141.9 ->
    161.4; but 96-256 tokens 9-14% slower, the same products in the other orientation, and
    three-part activations slower at every length: 8-24%). */
-#ifndef DINTATTN__AMX_ROWS_A
-#define DINTATTN__AMX_ROWS_A 64
-#endif
 static int dintattn__amx_rows_a(int act, int n) { return act == DINTATTN__ACT_BF16 && n <= DINTATTN__AMX_ROWS_A; }
 
 /* The chunk's bf16 rows (s->xb) as AMX's B tiles (s->xt1) for dintattn__tiles_b16_amx, 16 tokens
