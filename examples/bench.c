@@ -83,9 +83,9 @@
    prefill_int8_peak_fraction; bandwidth_1thread_gb_s; weights_held; precision;
    quality_reference ("f32", "file (bf16)", ...; null when not compared) and quality_note.
    --batch B sets the session's n_batch (tokens per internal prefill step; 0 = the prompt's
-   length up to 512, then the engine's default, 512). --kernels caps the session's kernel level (default: the environment
-   variable DINTATTN_KERNELS when set, as the tests read it, else auto; both go through
-   dintattn_kernels_parse); the report names the level that ran.
+   length up to 512, then the engine's default, 512). --kernels caps the session's kernel level
+   (default: the environment variable DINTATTN_KERNELS when set, as the tests read it, else auto;
+   both go through dintattn_kernels_parse); the report names the level that ran.
    Errors: one line on stderr, exit 1. A failed OPENBLAS_CORETYPE-unset sgemm run is reported in
    the output, not an error. */
 #define _POSIX_C_SOURCE 200809L

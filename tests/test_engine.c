@@ -648,25 +648,31 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
     if (dintattn__amx_ready()) { /* Q8 / Q4 rows rounded to bf16 */
         static uint16_t b[32][MAXC];
         static uint32_t xt[2 * MAXC / 32 * 256];
+        static float packed[DINTATTN__PANEL * DINTATTN__AMX_NT];
         const size_t nk = ((size_t)tk->cols + 31) / 32;
+        size_t ldw, half_w, kstep;
+        const unsigned char *w;
+        int i;
         memset(b, 0, sizeof b);
         for (t = 0; t < tk->n; t++) memcpy(b[t], tk->XB[t], sizeof(uint16_t) * (size_t)tk->cols);
+        /* both orientations the engine runs (dintattn__amx_rows_a): the rows packed as B tiles and
+           the tokens' rows as A, and the rows as A tiles (in place or converted) and the tokens
+           as B; the same products in the same order, so the same sums to the bit */
+        if (int8) dintattn__pack_qb16(M, r0, panel);
+        else K->w[M->type].pack(M, r0, panel);
         dintattn__amx_begin();
-        /* both orientations the engine runs (dintattn__amx_rows_a), one per block size here: the rows
-           as A tiles and the tokens as B (a short chunk's), or the rows packed as B tiles */
-        if (tk->n <= 16) {
-            size_t ldw, half_w, kstep;
-            const unsigned char *w = dintattn__amx_rows(M, r0, (unsigned char *)panel, &ldw, &half_w, &kstep);
-            dintattn__amx_tokens(b[0], MAXC, tk->n, nk, xt);
-            dintattn__amx_tokens(b[16], MAXC, tk->n - 16, nk, xt + nk * 256);
-            dintattn__tiles_b16_amx(w, ldw, half_w, kstep, (int)(32 * nk), xt, nk * 256, tk->n <= 16, out);
-            dintattn__transpose32(out);
-        } else { /* the rows packed as B tiles, the tokens as A */
-            if (int8) dintattn__pack_qb16(M, r0, panel);
-            else K->w[M->type].pack(M, r0, panel);
-            dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, tk->n <= 16, out);
-        }
+        dintattn__panel_b16_amx(panel, tk->cols, b[0], sizeof b[0], 1, tk->n <= 16, packed);
+        w = dintattn__amx_rows(M, r0, (unsigned char *)panel, &ldw, &half_w, &kstep);
+        dintattn__amx_tokens(b[0], MAXC, tk->n, nk, xt);
+        dintattn__amx_tokens(b[16], MAXC, tk->n - 16, nk, xt + nk * 256);
+        dintattn__tiles_b16_amx(w, ldw, half_w, kstep, (int)(32 * nk), xt, nk * 256, tk->n <= 16, out);
         dintattn__amx_end();
+        dintattn__transpose32(out);
+        for (t = 0; t < tk->n; t++)
+            for (i = 0; i < DINTATTN__PANEL && r0 + i < M->rows; i++)
+                if (memcmp(&out[t * DINTATTN__PANEL + i], &packed[t * DINTATTN__PANEL + i], sizeof(float)))
+                    fail_msg("AMX, %d columns: row %d token %d %.9g as A tiles, %.9g as B", tk->cols, r0 + i, t,
+                             out[t * DINTATTN__PANEL + i], packed[t * DINTATTN__PANEL + i]);
         return 1;
     }
 #endif
