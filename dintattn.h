@@ -3405,6 +3405,58 @@ DINTATTN__DOT_AVX2(dintattn__dot_f32_avx2, DINTATTN__LD8_F32, 4)
 DINTATTN__DOT_AVX2(dintattn__dot_bf16_avx2, DINTATTN__LD8_BF16, 2)
 DINTATTN__DOT_AVX2(dintattn__dot_f16_avx2, DINTATTN__LD8_F16, 2)
 
+/* FAST's bf16 activations on AVX2 (no bf16 dot instruction): 8 weights a step widened to f32 (F16
+   rounded to bf16 on the way, to nearest even, as dintattn__wb rounds), times the tokens' 8 bf16
+   activations widened; one token on four chains, four tokens on one each; the tail as
+   dintattn__dotb_c adds it. Products exact in f32, as vdpbf16ps's are. */
+DINTATTN__AVX2 static __m256 dintattn__ld8_f16_as_bf16(const uint16_t *w, size_t i)
+{
+    const __m256 f = DINTATTN__LD8_F16(w, i);
+    const __m256i u = _mm256_castps_si256(f);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i up = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF)));
+    const __m256 r = _mm256_castsi256_ps(_mm256_and_si256(up, _mm256_set1_epi32(-65536)));
+    return _mm256_blendv_ps(r, f, _mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* a NaN stays one */
+}
+#define DINTATTN__DOTB_AVX2(name, LW)                                                                          \
+    DINTATTN__AVX2 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                          \
+        size_t i = 0;                                                                                        \
+        int j;                                                                                               \
+        if (nt == 4) {                                                                                       \
+            for (; i + 8 <= n; i += 8) {                                                                     \
+                const __m256 v = LW(w, i);                                                                   \
+                a0 = _mm256_fmadd_ps(v, DINTATTN__LD8_BF16(x[0], i), a0);                                    \
+                a1 = _mm256_fmadd_ps(v, DINTATTN__LD8_BF16(x[1], i), a1);                                    \
+                a2 = _mm256_fmadd_ps(v, DINTATTN__LD8_BF16(x[2], i), a2);                                    \
+                a3 = _mm256_fmadd_ps(v, DINTATTN__LD8_BF16(x[3], i), a3);                                    \
+            }                                                                                                \
+            out[0] = dintattn__hsum8(a0), out[1] = dintattn__hsum8(a1);                                      \
+            out[2] = dintattn__hsum8(a2), out[3] = dintattn__hsum8(a3);                                      \
+        } else {                                                                                             \
+            for (; i + 32 <= n; i += 32) {                                                                   \
+                DINTATTN__PF(w, i, 2);                                                                       \
+                a0 = _mm256_fmadd_ps(LW(w, i), DINTATTN__LD8_BF16(x[0], i), a0);                             \
+                a1 = _mm256_fmadd_ps(LW(w, i + 8), DINTATTN__LD8_BF16(x[0], i + 8), a1);                     \
+                a2 = _mm256_fmadd_ps(LW(w, i + 16), DINTATTN__LD8_BF16(x[0], i + 16), a2);                   \
+                a3 = _mm256_fmadd_ps(LW(w, i + 24), DINTATTN__LD8_BF16(x[0], i + 24), a3);                   \
+            }                                                                                                \
+            for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(LW(w, i), DINTATTN__LD8_BF16(x[0], i), a0);      \
+            out[0] = dintattn__hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));           \
+        }                                                                                                    \
+        for (; i < n; i++)                                                                                   \
+            for (j = 0; j < nt; j++) out[j] += dintattn__wb(M, w, i) * dintattn__bf16_to_f32(x[j][i]);       \
+    }
+DINTATTN__DOTB_AVX2(dintattn__dotb_bf16_avx2, DINTATTN__LD8_BF16)
+DINTATTN__DOTB_AVX2(dintattn__dotb_f16w_avx2, dintattn__ld8_f16_as_bf16)
+static void dintattn__dotb_avx2(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
+{
+    (M->type == DINTATTN__W_F16 ? dintattn__dotb_f16w_avx2 : dintattn__dotb_bf16_avx2)(M, r, x, nt, out);
+}
+
 /* n weights of a row from element `at` into f32 dst (prefill's sgemm tiles, embedding rows) */
 #define DINTATTN__TO_F32_AVX2(name, LD, ES)                                                                          \
     DINTATTN__AVX2 static void name(const dintattn__mat *M, size_t at, size_t n, float *dst)                     \
@@ -4122,10 +4174,22 @@ DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_
     return _mm512_reduce_add_ps(a0) - 8.0f * dintattn__vnni_offset(M->scale + r * nb, x->c, nb);
 }
 /* AVX-512 BF16: 32 weights and 32 activations a step, vdpbf16ps summing pairs into 16 f32
-   lanes; the tail through masked loads (zeros add nothing). On a CPU without AVX-512 BF16 the
-   portable kernel runs instead (dintattn__dotb_avx512 asks once). */
+   lanes; the tail through masked loads (zeros add nothing). On an AVX-512 CPU without AVX-512
+   BF16 (Skylake-SP to Ice Lake) the same kernels run on DINTATTN__DPBF16_FMA (dintattn__dotb_avx512
+   chooses). */
 #define DINTATTN__BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 #define DINTATTN__DPBF16(acc, w, x) _mm512_dpbf16_ps((acc), (__m512bh)(w), (__m512bh)(x))
+/* vdpbf16ps's sums by FMA: each 32-bit lane's two bf16 values (the low one shifted up, the high
+   one with the low bits cleared) are exactly f32 values, and their products, exact in f32, are
+   added one after the other, each sum rounded once, as vdpbf16ps adds them (which also takes
+   subnormal inputs as zero). Two FMAs and four integer operations for 32 products: decode stays
+   bound by memory. */
+#define DINTATTN__BF16_FMA __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define DINTATTN__BF16_LO(v) _mm512_castsi512_ps(_mm512_slli_epi32((v), 16))
+#define DINTATTN__BF16_HI(v) _mm512_castsi512_ps(_mm512_and_si512((v), _mm512_set1_epi32(-65536)))
+#define DINTATTN__DPBF16_FMA(acc, w, x)                                                                        \
+    _mm512_fmadd_ps(DINTATTN__BF16_LO(w), DINTATTN__BF16_LO(x),                                                \
+                    _mm512_fmadd_ps(DINTATTN__BF16_HI(w), DINTATTN__BF16_HI(x), (acc)))
 /* The weights' 32 bf16 values at p (lanes past mask m: zero): BF16 rows as stored, F16 rows
    widened to f32 and rounded to bf16 (to nearest even; every F16 value is normal in bf16) */
 #define DINTATTN__WB_BF16(m, p) _mm512_maskz_loadu_epi16((m), (p))
@@ -4136,10 +4200,27 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
     return (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)),
                                         _mm512_cvtph_ps(_mm512_castsi512_si256(h)));
 }
+/* The same 32 bf16 values without vcvtne2ps2bf16: each f32 rounded as dintattn__f32_to_bf16
+   rounds (to nearest even, by adding 0x7FFF plus its bit 16; a NaN kept a quiet NaN) */
+#define DINTATTN__WB_F16_FMA(m, p) dintattn__f16_as_bf16_fma((m), (p))
+DINTATTN__BF16_FMA static __m256i dintattn__f32_to_bf16_16(__m512 f)
+{
+    const __m512i u = _mm512_castps_si512(f);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i up = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
+    up = _mm512_mask_mov_epi32(up, _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q), _mm512_or_si512(u, _mm512_set1_epi32(0x400000)));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(up, 16));
+}
+DINTATTN__BF16_FMA static __m512i dintattn__f16_as_bf16_fma(__mmask32 m, const uint16_t *p)
+{
+    const __m512i h = _mm512_maskz_loadu_epi16(m, p);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(dintattn__f32_to_bf16_16(_mm512_cvtph_ps(_mm512_castsi512_si256(h)))),
+                              dintattn__f32_to_bf16_16(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1))), 1);
+}
 
 /* A row against nt (1 or 4) tokens, WB loading the row's weights as bf16 */
-#define DINTATTN__DOTB_X86(name, WB)                                                                           \
-    DINTATTN__BF16 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
+#define DINTATTN__DOTB_X86(name, WB, ATTR, DP)                                                                           \
+    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
     {                                                                                                        \
         const size_t n = (size_t)M->cols;                                                                    \
         const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
@@ -4148,18 +4229,18 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
         if (nt == 4) {                                                                                       \
             for (; i + 32 <= n; i += 32) {                                                                   \
                 const __m512i v = WB(~(__mmask32)0, w + i);                                                  \
-                a0 = DINTATTN__DPBF16(a0, v, _mm512_loadu_si512(x[0] + i));                                  \
-                a1 = DINTATTN__DPBF16(a1, v, _mm512_loadu_si512(x[1] + i));                                  \
-                a2 = DINTATTN__DPBF16(a2, v, _mm512_loadu_si512(x[2] + i));                                  \
-                a3 = DINTATTN__DPBF16(a3, v, _mm512_loadu_si512(x[3] + i));                                  \
+                a0 = DP(a0, v, _mm512_loadu_si512(x[0] + i));                                  \
+                a1 = DP(a1, v, _mm512_loadu_si512(x[1] + i));                                  \
+                a2 = DP(a2, v, _mm512_loadu_si512(x[2] + i));                                  \
+                a3 = DP(a3, v, _mm512_loadu_si512(x[3] + i));                                  \
             }                                                                                                \
             if (i < n) {                                                                                     \
                 const __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);                                      \
                 const __m512i v = WB(m, w + i);                                                              \
-                a0 = DINTATTN__DPBF16(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));                         \
-                a1 = DINTATTN__DPBF16(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));                         \
-                a2 = DINTATTN__DPBF16(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));                         \
-                a3 = DINTATTN__DPBF16(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));                         \
+                a0 = DP(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));                         \
+                a1 = DP(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));                         \
+                a2 = DP(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));                         \
+                a3 = DP(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));                         \
             }                                                                                                \
             out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);                            \
             out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                            \
@@ -4170,32 +4251,34 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
             DINTATTN__PF(w, i + 32, 2);                                                                      \
             DINTATTN__PF(w, i + 64, 2);                                                                      \
             DINTATTN__PF(w, i + 96, 2);                                                                      \
-            a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
-            a1 = DINTATTN__DPBF16(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
-            a2 = DINTATTN__DPBF16(a2, WB(~(__mmask32)0, w + i + 64), _mm512_loadu_si512(x[0] + i + 64));     \
-            a3 = DINTATTN__DPBF16(a3, WB(~(__mmask32)0, w + i + 96), _mm512_loadu_si512(x[0] + i + 96));     \
+            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
+            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
+            a2 = DP(a2, WB(~(__mmask32)0, w + i + 64), _mm512_loadu_si512(x[0] + i + 64));     \
+            a3 = DP(a3, WB(~(__mmask32)0, w + i + 96), _mm512_loadu_si512(x[0] + i + 96));     \
         }                                                                                                    \
         a0 = _mm512_add_ps(a0, a2), a1 = _mm512_add_ps(a1, a3);                                              \
         for (; i + 64 <= n; i += 64) {                                                                       \
             DINTATTN__PF(w, i, 2);                                                                           \
             DINTATTN__PF(w, i + 32, 2);                                                                      \
-            a0 = DINTATTN__DPBF16(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
-            a1 = DINTATTN__DPBF16(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
+            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
+            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
         }                                                                                                    \
         for (; i < n; i += 32) {                                                                             \
             const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);            \
-            a0 = DINTATTN__DPBF16(a0, WB(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));                  \
+            a0 = DP(a0, WB(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));                  \
         }                                                                                                    \
         out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));                                                \
     }
-DINTATTN__DOTB_X86(dintattn__dotb_bf16, DINTATTN__WB_BF16)
-DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16)
+DINTATTN__DOTB_X86(dintattn__dotb_bf16, DINTATTN__WB_BF16, DINTATTN__BF16, DINTATTN__DPBF16)
+DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16, DINTATTN__BF16, DINTATTN__DPBF16)
+DINTATTN__DOTB_X86(dintattn__dotb_bf16_fma, DINTATTN__WB_BF16, DINTATTN__BF16_FMA, DINTATTN__DPBF16_FMA)
+DINTATTN__DOTB_X86(dintattn__dotb_f16w_fma, DINTATTN__WB_F16_FMA, DINTATTN__BF16_FMA, DINTATTN__DPBF16_FMA)
 
 /* Rows r..r+3 against four tokens (prefill): 16 accumulators, each step's 32 weights of a row
    loaded (for F16, converted) once for the four tokens and a token's once for the four rows.
    out[4 i + j]: row r + i, token j. */
-#define DINTATTN__DOTB44_X86(name, WB)                                                                         \
-    DINTATTN__BF16 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)  \
+#define DINTATTN__DOTB44_X86(name, WB, ATTR, DP)                                                                         \
+    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)  \
     {                                                                                                        \
         const size_t n = (size_t)M->cols;                                                                    \
         const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
@@ -4208,22 +4291,24 @@ DINTATTN__DOTB_X86(dintattn__dotb_f16w, DINTATTN__WB_F16)
             const __m512i w0 = WB(m, w + i), w1 = WB(m, w + n + i), w2 = WB(m, w + 2 * n + i);              \
             const __m512i w3 = WB(m, w + 3 * n + i);                                                         \
             __m512i v = _mm512_maskz_loadu_epi16(m, x[0] + i);                                               \
-            a00 = DINTATTN__DPBF16(a00, w0, v), a10 = DINTATTN__DPBF16(a10, w1, v);                          \
-            a20 = DINTATTN__DPBF16(a20, w2, v), a30 = DINTATTN__DPBF16(a30, w3, v);                          \
+            a00 = DP(a00, w0, v), a10 = DP(a10, w1, v);                          \
+            a20 = DP(a20, w2, v), a30 = DP(a30, w3, v);                          \
             v = _mm512_maskz_loadu_epi16(m, x[1] + i);                                                       \
-            a01 = DINTATTN__DPBF16(a01, w0, v), a11 = DINTATTN__DPBF16(a11, w1, v);                          \
-            a21 = DINTATTN__DPBF16(a21, w2, v), a31 = DINTATTN__DPBF16(a31, w3, v);                          \
+            a01 = DP(a01, w0, v), a11 = DP(a11, w1, v);                          \
+            a21 = DP(a21, w2, v), a31 = DP(a31, w3, v);                          \
             v = _mm512_maskz_loadu_epi16(m, x[2] + i);                                                       \
-            a02 = DINTATTN__DPBF16(a02, w0, v), a12 = DINTATTN__DPBF16(a12, w1, v);                          \
-            a22 = DINTATTN__DPBF16(a22, w2, v), a32 = DINTATTN__DPBF16(a32, w3, v);                          \
+            a02 = DP(a02, w0, v), a12 = DP(a12, w1, v);                          \
+            a22 = DP(a22, w2, v), a32 = DP(a32, w3, v);                          \
             v = _mm512_maskz_loadu_epi16(m, x[3] + i);                                                       \
-            a03 = DINTATTN__DPBF16(a03, w0, v), a13 = DINTATTN__DPBF16(a13, w1, v);                          \
-            a23 = DINTATTN__DPBF16(a23, w2, v), a33 = DINTATTN__DPBF16(a33, w3, v);                          \
+            a03 = DP(a03, w0, v), a13 = DP(a13, w1, v);                          \
+            a23 = DP(a23, w2, v), a33 = DP(a33, w3, v);                          \
         }                                                                                                    \
         DINTATTN__TILE_OUT(out);                                                                             \
     }
-DINTATTN__DOTB44_X86(dintattn__dotb44_bf16, DINTATTN__WB_BF16)
-DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16)
+DINTATTN__DOTB44_X86(dintattn__dotb44_bf16, DINTATTN__WB_BF16, DINTATTN__BF16, DINTATTN__DPBF16)
+DINTATTN__DOTB44_X86(dintattn__dotb44_f16w, DINTATTN__WB_F16, DINTATTN__BF16, DINTATTN__DPBF16)
+DINTATTN__DOTB44_X86(dintattn__dotb44_bf16_fma, DINTATTN__WB_BF16, DINTATTN__BF16_FMA, DINTATTN__DPBF16_FMA)
+DINTATTN__DOTB44_X86(dintattn__dotb44_f16w_fma, DINTATTN__WB_F16_FMA, DINTATTN__BF16_FMA, DINTATTN__DPBF16_FMA)
 
 /* --- prefill on packed panels (AVX-512): int8 x int8 (VNNI) and bf16 x bf16 (AVX-512 BF16) ----
    A GEMM in the layout the instructions want: a panel holds 32 rows of a matrix (two vectors of
@@ -4788,25 +4873,18 @@ DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int f
 
 #endif
 
-/* Four rows x four tokens from any level's dotb: row by row (a CPU without AVX-512 BF16). */
-static void dintattn__dotb44_rows(void (*dotb)(const dintattn__mat *, size_t, const uint16_t *const *, int, float *),
-                                  const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
-{
-    int i;
-    for (i = 0; i < 4; i++) dotb(M, r + (size_t)i, x, 4, out + 4 * i);
-}
-
 static void dintattn__dotb44_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
 {
-    if (!__builtin_cpu_supports("avx512bf16")) dintattn__dotb44_rows(dintattn__dotb_c, M, r, x, out);
+    if (!__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
+        (M->type == DINTATTN__W_F16 ? dintattn__dotb44_f16w_fma : dintattn__dotb44_bf16_fma)(M, r, x, out);
     else if (M->type == DINTATTN__W_F16) dintattn__dotb44_f16w(M, r, x, out);
     else dintattn__dotb44_bf16(M, r, x, out);
 }
 
 static void dintattn__dotb_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)
 {
-    if (!__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
-        dintattn__dotb_c(M, r, x, nt, out);
+    if (!__builtin_cpu_supports("avx512bf16"))
+        (M->type == DINTATTN__W_F16 ? dintattn__dotb_f16w_fma : dintattn__dotb_bf16_fma)(M, r, x, nt, out);
     else if (M->type == DINTATTN__W_F16) dintattn__dotb_f16w(M, r, x, nt, out);
     else dintattn__dotb_bf16(M, r, x, nt, out);
 }
@@ -5112,7 +5190,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_c, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL};
+    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */

@@ -493,14 +493,20 @@ static float f16_as_bf16(uint16_t h)
 /* The bf16-activation kernels of every level (precision FAST) against products of the bf16
    values summed in double, for rows of 1 to 70 weights (the vector kernels' masked tails), one
    token and four, for BF16 weights and for F16 weights (all finite F16 values but the largest,
-   subnormals among them, each rounded to bf16 as f16_as_bf16 says). */
+   subnormals among them, each rounded to bf16 as f16_as_bf16 says). A fourth "level" holds the
+   AVX-512 kernels that stand in for vdpbf16ps on CPUs without it (FMA on the pairs widened),
+   checked here whichever the CPU runs. */
 static void test_bf16_kernels_match_double_sums(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
     enum { ROWS = 4, MAXN = 70 };
     uint16_t wb[ROWS * MAXN], wh[ROWS * MAXN], xb[4][MAXN];
-    int n, r, j, i, lv, kind, tiles = 0;
+    int n, r, j, i, lv, kind, tiles = 0, nlv = 3;
+    dintattn__kernels fma = *dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
     (void)state;
+#ifdef DINTATTN__HAVE_X86
+    if (fma.level == DINTATTN_KERNELS_AVX512) nlv = 4;
+#endif
     for (i = 0; i < ROWS * MAXN; i++) {
         wb[i] = dintattn__f32_to_bf16((float)sin(0.3 * i * i + 1.0) * 3.0f);
         wh[i] = (uint16_t)(((unsigned)i * 2654435761u >> 9) & 0xFBFFu); /* exponent at most 30: finite */
@@ -516,9 +522,13 @@ static void test_bf16_kernels_match_double_sums(void **state)
         M.rows = ROWS, M.cols = n, M.type = kind ? DINTATTN__W_F16 : DINTATTN__W_BF16, M.w = w;
         for (j = 0; j < 4; j++) x[j] = xb[j];
         for (r = 0; r < ROWS; r++)
-            for (lv = 0; lv < 3; lv++) {
-                const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+            for (lv = 0; lv < nlv; lv++) {
+                const dintattn__kernels *K = lv < 3 ? dintattn__kernels_for(levels[lv]) : &fma;
                 float four[4], one;
+#ifdef DINTATTN__HAVE_X86
+                fma.dotb = kind ? dintattn__dotb_f16w_fma : dintattn__dotb_bf16_fma;
+                fma.dotb44 = kind ? dintattn__dotb44_f16w_fma : dintattn__dotb44_bf16_fma;
+#endif
                 for (j = 0; j < 4; j++) {
                     double want = 0, mag = 0;
                     for (i = 0; i < n; i++) {
@@ -545,7 +555,30 @@ static void test_bf16_kernels_match_double_sums(void **state)
                 }
             }
     }
-    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level == DINTATTN_KERNELS_AVX512) assert_int_equal(tiles, 8 * MAXN);
+    if (nlv == 4) assert_int_equal(tiles, 2 * 8 * MAXN);
+    /* an F16 NaN (0x7FFF: rounding up would carry it into -0) stays a NaN in every kernel */
+    for (i = 0; i < ROWS * MAXN; i++) wh[i] = 0x3C00;
+    wh[0] = 0x7FFF, wh[MAXN + 66] = 0xFFFF; /* rows 0 and 1, the second in the tail */
+    for (lv = 0; lv < nlv; lv++) {
+        const dintattn__kernels *K = lv < 3 ? dintattn__kernels_for(levels[lv]) : &fma;
+        dintattn__mat M;
+        const uint16_t *x[4] = {xb[0], xb[1], xb[2], xb[3]};
+        float four[4], one, tile[16];
+        memset(&M, 0, sizeof M);
+        M.rows = ROWS, M.cols = MAXN, M.type = DINTATTN__W_F16, M.w = wh;
+#ifdef DINTATTN__HAVE_X86
+        fma.dotb = dintattn__dotb_f16w_fma, fma.dotb44 = dintattn__dotb44_f16w_fma;
+#endif
+        for (r = 0; r < 2; r++) {
+            K->dotb(&M, (size_t)r, x, 1, &one);
+            K->dotb(&M, (size_t)r, x, 4, four);
+            assert_true(isnan(one) && isnan(four[0]) && isnan(four[3]));
+        }
+        if (K->dotb44) {
+            K->dotb44(&M, 0, x, tile);
+            assert_true(isnan(tile[0]) && isnan(tile[7]) && !isnan(tile[8]));
+        }
+    }
 }
 
 /* A row against four tokens' f32 activations at once (short prompts' rows): each token's result
@@ -702,11 +735,12 @@ static void test_packed_panels_match_row_kernels(void **state)
     static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC], wqb[MAXR * MAXC];
     void *panel = malloc(128 * MAXC);
     float out[DINTATTN__PANEL * 32];
-    int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0;
+    int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0, bf16 = 0;
     (void)state;
     assert_non_null(panel);
 #ifdef DINTATTN__HAVE_X86
-    if (K->level != DINTATTN_KERNELS_AVX512 || !__builtin_cpu_supports("avx512bf16"))
+    bf16 = __builtin_cpu_supports("avx512bf16"); /* the bf16 panels (kinds 2, 3) need it; the rest do not */
+    if (K->level != DINTATTN_KERNELS_AVX512)
 #endif
     {
         free(panel);
@@ -718,7 +752,7 @@ static void test_packed_panels_match_row_kernels(void **state)
         wh[i] = (uint16_t)(((unsigned)i * 2654435761u >> 9) & 0xFBFFu); /* finite F16, subnormals too */
     }
     for (kind = 0; kind < 7; kind++)
-        for (ci = 0; ci < (kind < 2 ? 4 : 70); ci++) {
+        for (ci = 0; ci < (kind < 2 ? 4 : 70) && (bf16 || kind < 2 || kind > 3); ci++) {
             const int cols = kind < 2 ? 32 * blocks[ci] : ci + 1, nb = cols / 32;
             dintattn__mat M, MB;
             panel_tokens tk;
@@ -777,7 +811,7 @@ static void test_packed_panels_match_row_kernels(void **state)
                         }
             }
         }
-    assert_true(checked > 10000);
+    assert_true(checked > (bf16 ? 10000 : 5000));
 #ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2), for each column count, type and token count */
     assert_int_equal(amx_checked, dintattn__amx_ready() ? (3 * 70 + 2 * 4) * 2 * 6 : 0);
 #endif
