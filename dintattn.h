@@ -4200,22 +4200,25 @@ DINTATTN__BF16 static __m512i dintattn__f16_as_bf16(__mmask32 m, const uint16_t 
     return (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)),
                                         _mm512_cvtph_ps(_mm512_castsi512_si256(h)));
 }
-/* The same 32 bf16 values without vcvtne2ps2bf16: each f32 rounded as dintattn__f32_to_bf16
-   rounds (to nearest even, by adding 0x7FFF plus its bit 16; a NaN kept a quiet NaN) */
-#define DINTATTN__WB_F16_FMA(m, p) dintattn__f16_as_bf16_fma((m), (p))
-DINTATTN__BF16_FMA static __m256i dintattn__f32_to_bf16_16(__m512 f)
+/* dintattn__f32_to_bf16 of 16 floats' bits u, bit for bit (to nearest even, a NaN quiet): the
+   bf16 values in the low halves */
+DINTATTN__AVX512 static __m512i dintattn__bf16_round16(__m512i u)
 {
-    const __m512i u = _mm512_castps_si512(f);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i up = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
-    up = _mm512_mask_mov_epi32(up, _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q), _mm512_or_si512(u, _mm512_set1_epi32(0x400000)));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(up, 16));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
+    const __m512i even = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), even)), 16);
+    return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
 }
+
+/* The same 32 bf16 values without vcvtne2ps2bf16: each widened F16 rounded by
+   dintattn__bf16_round16 */
+#define DINTATTN__WB_F16_FMA(m, p) dintattn__f16_as_bf16_fma((m), (p))
+#define DINTATTN__F16X16_AS_BF16(h16) _mm512_cvtepi32_epi16(dintattn__bf16_round16(_mm512_castps_si512(_mm512_cvtph_ps(h16))))
 DINTATTN__BF16_FMA static __m512i dintattn__f16_as_bf16_fma(__mmask32 m, const uint16_t *p)
 {
     const __m512i h = _mm512_maskz_loadu_epi16(m, p);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(dintattn__f32_to_bf16_16(_mm512_cvtph_ps(_mm512_castsi512_si256(h)))),
-                              dintattn__f32_to_bf16_16(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1))), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(DINTATTN__F16X16_AS_BF16(_mm512_castsi512_si256(h))),
+                              DINTATTN__F16X16_AS_BF16(_mm512_extracti64x4_epi64(h, 1)), 1);
 }
 
 /* A row against nt (1 or 4) tokens, WB loading the row's weights as bf16 */
@@ -4317,16 +4320,6 @@ DINTATTN__DOTB44_X86(dintattn__dotb44_f16w_fma, DINTATTN__WB_F16_FMA, DINTATTN__
    adds to 16 outputs, and NT tokens x 32 rows of accumulators stay in registers over the whole
    row. dintattn__gemm_unit packs a panel once (rows past the matrix: zero), then runs every block
    of NT tokens, packed once per product input (dintattn__pack_xq / _xb), against it. */
-
-/* dintattn__f32_to_bf16 of 16 floats' bits u, bit for bit (to nearest even, a NaN quiet): the
-   bf16 values in the low halves */
-DINTATTN__AVX512 static __m512i dintattn__bf16_round16(__m512i u)
-{
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-    const __m512i even = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), even)), 16);
-    return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-}
 
 /* dintattn__to_bf16 16 at a time, bit for bit */
 DINTATTN__AVX512 static void dintattn__to_bf16_avx512(const float *x, int cols, uint16_t *out)
