@@ -3418,7 +3418,7 @@ DINTATTN__AVX2 static __m256 dintattn__ld8_f16_as_bf16(const uint16_t *w, size_t
     const __m256 r = _mm256_castsi256_ps(_mm256_and_si256(up, _mm256_set1_epi32(-65536)));
     return _mm256_blendv_ps(r, f, _mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* a NaN stays one */
 }
-#define DINTATTN__DOTB_AVX2(name, LW)                                                                          \
+#define DINTATTN__DOTB_AVX2(name, LW)                                                                        \
     DINTATTN__AVX2 static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
     {                                                                                                        \
         const size_t n = (size_t)M->cols;                                                                    \
@@ -4222,8 +4222,8 @@ DINTATTN__BF16_FMA static __m512i dintattn__f16_as_bf16_fma(__mmask32 m, const u
 }
 
 /* A row against nt (1 or 4) tokens, WB loading the row's weights as bf16 */
-#define DINTATTN__DOTB_X86(name, WB, ATTR, DP)                                                                           \
-    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out) \
+#define DINTATTN__DOTB_X86(name, WB, ATTR, DP)                                                               \
+    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out)    \
     {                                                                                                        \
         const size_t n = (size_t)M->cols;                                                                    \
         const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
@@ -4232,18 +4232,18 @@ DINTATTN__BF16_FMA static __m512i dintattn__f16_as_bf16_fma(__mmask32 m, const u
         if (nt == 4) {                                                                                       \
             for (; i + 32 <= n; i += 32) {                                                                   \
                 const __m512i v = WB(~(__mmask32)0, w + i);                                                  \
-                a0 = DP(a0, v, _mm512_loadu_si512(x[0] + i));                                  \
-                a1 = DP(a1, v, _mm512_loadu_si512(x[1] + i));                                  \
-                a2 = DP(a2, v, _mm512_loadu_si512(x[2] + i));                                  \
-                a3 = DP(a3, v, _mm512_loadu_si512(x[3] + i));                                  \
+                a0 = DP(a0, v, _mm512_loadu_si512(x[0] + i));                                                \
+                a1 = DP(a1, v, _mm512_loadu_si512(x[1] + i));                                                \
+                a2 = DP(a2, v, _mm512_loadu_si512(x[2] + i));                                                \
+                a3 = DP(a3, v, _mm512_loadu_si512(x[3] + i));                                                \
             }                                                                                                \
             if (i < n) {                                                                                     \
                 const __mmask32 m = (__mmask32)((1ull << (n - i)) - 1);                                      \
                 const __m512i v = WB(m, w + i);                                                              \
-                a0 = DP(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));                         \
-                a1 = DP(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));                         \
-                a2 = DP(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));                         \
-                a3 = DP(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));                         \
+                a0 = DP(a0, v, _mm512_maskz_loadu_epi16(m, x[0] + i));                                       \
+                a1 = DP(a1, v, _mm512_maskz_loadu_epi16(m, x[1] + i));                                       \
+                a2 = DP(a2, v, _mm512_maskz_loadu_epi16(m, x[2] + i));                                       \
+                a3 = DP(a3, v, _mm512_maskz_loadu_epi16(m, x[3] + i));                                       \
             }                                                                                                \
             out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);                            \
             out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);                            \
@@ -4254,21 +4254,21 @@ DINTATTN__BF16_FMA static __m512i dintattn__f16_as_bf16_fma(__mmask32 m, const u
             DINTATTN__PF(w, i + 32, 2);                                                                      \
             DINTATTN__PF(w, i + 64, 2);                                                                      \
             DINTATTN__PF(w, i + 96, 2);                                                                      \
-            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
-            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
-            a2 = DP(a2, WB(~(__mmask32)0, w + i + 64), _mm512_loadu_si512(x[0] + i + 64));     \
-            a3 = DP(a3, WB(~(__mmask32)0, w + i + 96), _mm512_loadu_si512(x[0] + i + 96));     \
+            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));                             \
+            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));                   \
+            a2 = DP(a2, WB(~(__mmask32)0, w + i + 64), _mm512_loadu_si512(x[0] + i + 64));                   \
+            a3 = DP(a3, WB(~(__mmask32)0, w + i + 96), _mm512_loadu_si512(x[0] + i + 96));                   \
         }                                                                                                    \
         a0 = _mm512_add_ps(a0, a2), a1 = _mm512_add_ps(a1, a3);                                              \
         for (; i + 64 <= n; i += 64) {                                                                       \
             DINTATTN__PF(w, i, 2);                                                                           \
             DINTATTN__PF(w, i + 32, 2);                                                                      \
-            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));               \
-            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));     \
+            a0 = DP(a0, WB(~(__mmask32)0, w + i), _mm512_loadu_si512(x[0] + i));                             \
+            a1 = DP(a1, WB(~(__mmask32)0, w + i + 32), _mm512_loadu_si512(x[0] + i + 32));                   \
         }                                                                                                    \
         for (; i < n; i += 32) {                                                                             \
             const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);            \
-            a0 = DP(a0, WB(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));                  \
+            a0 = DP(a0, WB(m, w + i), _mm512_maskz_loadu_epi16(m, x[0] + i));                                \
         }                                                                                                    \
         out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));                                                \
     }
@@ -4280,31 +4280,31 @@ DINTATTN__DOTB_X86(dintattn__dotb_f16w_fma, DINTATTN__WB_F16_FMA, DINTATTN__BF16
 /* Rows r..r+3 against four tokens (prefill): 16 accumulators, each step's 32 weights of a row
    loaded (for F16, converted) once for the four tokens and a token's once for the four rows.
    out[4 i + j]: row r + i, token j. */
-#define DINTATTN__DOTB44_X86(name, WB, ATTR, DP)                                                                         \
-    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)  \
+#define DINTATTN__DOTB44_X86(name, WB, ATTR, DP)                                                             \
+    ATTR static void name(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)            \
     {                                                                                                        \
         const size_t n = (size_t)M->cols;                                                                    \
         const uint16_t *w = (const uint16_t *)M->w + r * n;                                                  \
-        __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00; \
+        __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00;  \
         __m512 a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00;       \
         __m512 a33 = a00;                                                                                    \
         size_t i;                                                                                            \
         for (i = 0; i < n; i += 32) {                                                                        \
             const __mmask32 m = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << (n - i)) - 1);            \
-            const __m512i w0 = WB(m, w + i), w1 = WB(m, w + n + i), w2 = WB(m, w + 2 * n + i);              \
+            const __m512i w0 = WB(m, w + i), w1 = WB(m, w + n + i), w2 = WB(m, w + 2 * n + i);               \
             const __m512i w3 = WB(m, w + 3 * n + i);                                                         \
             __m512i v = _mm512_maskz_loadu_epi16(m, x[0] + i);                                               \
-            a00 = DP(a00, w0, v), a10 = DP(a10, w1, v);                          \
-            a20 = DP(a20, w2, v), a30 = DP(a30, w3, v);                          \
+            a00 = DP(a00, w0, v), a10 = DP(a10, w1, v);                                                      \
+            a20 = DP(a20, w2, v), a30 = DP(a30, w3, v);                                                      \
             v = _mm512_maskz_loadu_epi16(m, x[1] + i);                                                       \
-            a01 = DP(a01, w0, v), a11 = DP(a11, w1, v);                          \
-            a21 = DP(a21, w2, v), a31 = DP(a31, w3, v);                          \
+            a01 = DP(a01, w0, v), a11 = DP(a11, w1, v);                                                      \
+            a21 = DP(a21, w2, v), a31 = DP(a31, w3, v);                                                      \
             v = _mm512_maskz_loadu_epi16(m, x[2] + i);                                                       \
-            a02 = DP(a02, w0, v), a12 = DP(a12, w1, v);                          \
-            a22 = DP(a22, w2, v), a32 = DP(a32, w3, v);                          \
+            a02 = DP(a02, w0, v), a12 = DP(a12, w1, v);                                                      \
+            a22 = DP(a22, w2, v), a32 = DP(a32, w3, v);                                                      \
             v = _mm512_maskz_loadu_epi16(m, x[3] + i);                                                       \
-            a03 = DP(a03, w0, v), a13 = DP(a13, w1, v);                          \
-            a23 = DP(a23, w2, v), a33 = DP(a33, w3, v);                          \
+            a03 = DP(a03, w0, v), a13 = DP(a13, w1, v);                                                      \
+            a23 = DP(a23, w2, v), a33 = DP(a33, w3, v);                                                      \
         }                                                                                                    \
         DINTATTN__TILE_OUT(out);                                                                             \
     }
