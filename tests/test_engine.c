@@ -665,7 +665,7 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
         double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
         K->packxf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, 0, xpf);
         K->w[M->type].packf(M, r0, panel);
-        K->panelf(panel, tk->cols, xpf, sum, 1, out); /* one slice: its sums rounded back to f32 */
+        K->panelf(panel, tk->cols, xpf, tk->n, sum, 1, out); /* one slice: its sums rounded back to f32 */
         return 1;
     }
     if (!amx) {
@@ -911,6 +911,38 @@ static void test_f32_panel_spans(void **state)
         }
     assert_int_equal(bad, 0);
     free(W), free(X), free(xpf), free(panel), free(sums), free(s);
+}
+
+/* A block of 8 tokens or fewer (a prompt's last) runs the f32 panel's 4- or 8-token kernel: each
+   token's double sums and rounded outputs equal the 12-token kernel's bit for bit, over one slice
+   and added to a previous one, and the sums and outputs past the kernel's tokens are not written. */
+static void test_f32_panel_short_blocks(void **state)
+{
+    enum { COLS = 301, N = DINTATTN__PANEL * DINTATTN__GB_NT };
+    const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
+    static float W[DINTATTN__PANEL * COLS], X[DINTATTN__GB_NT * COLS], xpf[COLS * DINTATTN__GB_NT],
+        panel[DINTATTN__PANEL * COLS], out[2][N];
+    static double sum[2][N];
+    dintattn__mat M;
+    int i, nt, first, w;
+    (void)state;
+    if (K->level != DINTATTN_KERNELS_AVX512 || !K->panelf) skip();
+    for (i = 0; i < DINTATTN__PANEL * COLS; i++) W[i] = (float)sin(0.29 * i + 0.003 * (i % 331));
+    for (i = 0; i < DINTATTN__GB_NT * COLS; i++) X[i] = (float)cos(0.13 * i) * (1.0f + (float)(i % 7) / 7.0f);
+    memset(&M, 0, sizeof M);
+    M.w = W, M.rows = DINTATTN__PANEL, M.cols = COLS, M.type = DINTATTN__W_F32;
+    K->packxf(X, COLS, DINTATTN__GB_NT, COLS, 0, xpf);
+    K->w[M.type].packf(&M, 0, panel);
+    for (nt = 1; nt <= 8; nt++)
+        for (first = 1; first >= 0; first--) {
+            for (w = 0; w < 2; w++) {
+                for (i = 0; i < N; i++) sum[w][i] = 0.5 * i, out[w][i] = -3.0f;
+                K->panelf(panel, COLS, xpf, w ? nt : DINTATTN__GB_NT, sum[w], first, out[w]);
+            }
+            assert_memory_equal(sum[0], sum[1], sizeof(double) * DINTATTN__PANEL * nt);
+            assert_memory_equal(out[0], out[1], sizeof(float) * DINTATTN__PANEL * nt);
+            for (i = DINTATTN__PANEL * (nt <= 4 ? 4 : 8); i < N; i++) assert_true(sum[1][i] == 0.5 * i && out[1][i] == -3.0f);
+        }
 }
 
 /* The three bf16 parts of an f32 activation (AMX, BF16 weights at AUTO and EXACT) add up to it
@@ -2230,6 +2262,7 @@ int main(void)
         cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_bf16_rounding_levels_agree),
         cmocka_unit_test(test_f32_panel_spans),
+        cmocka_unit_test(test_f32_panel_short_blocks),
         cmocka_unit_test(test_attention_kernels_match_double_sums),
         cmocka_unit_test(test_bf16_activations),
         cmocka_unit_test(test_q8_file_needs_its_scales),
