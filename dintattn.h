@@ -4610,6 +4610,19 @@ DINTATTN__PANEL_F32_FEW(dintattn__panel_f32_4, DINTATTN__P4(DINTATTN__P12_DECL),
 DINTATTN__PANEL_F32_FEW(dintattn__panel_f32_8, DINTATTN__P8(DINTATTN__P12_DECL), DINTATTN__P8(DINTATTN__GF_TOKEN),
                         DINTATTN__P8S(DINTATTN__P12_STORE))
 
+/* A block's n f32 sums of one slice (a multiple of 8) added into its double sums (`first`: set),
+   and, with `out`, the totals rounded to f32 there: the f32 panels and AMX's tiles alike */
+DINTATTN__AVX512 static void dintattn__add_slice(const float *o, int n, double *sum, int first, float *out)
+{
+    int i;
+    for (i = 0; i < n; i += 8) {
+        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
+        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
+        _mm512_storeu_pd(sum + i, v);
+        if (out) _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(v));
+    }
+}
+
 /* dintattn__panel_f32 over one slice of columns for the block's first nt tokens (1..12; past
    the kernel's 4, 8 or 12 the sums and outputs untouched), its f32 sums added into the block's double sums
    (`first`: set), and, with `out`, the totals rounded to f32 there (same layout, t * 32 + i) */
@@ -4617,17 +4630,10 @@ DINTATTN__VNNI static void dintattn__panel_f32_slice(const void *panel, int cols
                                                      int first, float *out)
 {
     float o[DINTATTN__PANEL * DINTATTN__GB_NT];
-    const int n = DINTATTN__PANEL * (nt <= 4 ? 4 : nt <= 8 ? 8 : DINTATTN__GB_NT);
-    int i;
     if (nt <= 4) dintattn__panel_f32_4(panel, cols, xblk, o);
     else if (nt <= 8) dintattn__panel_f32_8(panel, cols, xblk, o);
     else dintattn__panel_f32(panel, cols, xblk, o);
-    for (i = 0; i < n; i += 8) {
-        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
-        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
-        _mm512_storeu_pd(sum + i, v);
-        if (out) _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(v));
-    }
+    dintattn__add_slice(o, DINTATTN__PANEL * (nt <= 4 ? 4 : nt <= 8 ? 8 : DINTATTN__GB_NT), sum, first, out);
 }
 
 #if !defined(DINTATTN_NO_AMX) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
@@ -4878,17 +4884,6 @@ DINTATTN__BF16 static void dintattn__rows_bf16(const dintattn__mat *M, int r0, s
             }
             _mm512_storeu_si512(out + k * 32 + (size_t)i * 32, v); /* tile k / 32, row i */
         }
-    }
-}
-
-/* A block's 32 x 32 f32 sums of one slice added into its double sums (`first`: set) */
-DINTATTN__AMX static void dintattn__add_slice(const float *o, double *sum, int first)
-{
-    int i;
-    for (i = 0; i < DINTATTN__PANEL * DINTATTN__AMX_NT; i += 8) {
-        __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(o + i));
-        if (!first) v = _mm512_add_pd(_mm512_loadu_pd(sum + i), v);
-        _mm512_storeu_pd(sum + i, v);
     }
 }
 
@@ -6835,7 +6830,7 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
                 } else {
                     dintattn__panel_b16_amx(panels + g * panel_bytes + (size_t)k0 * 64, K - k0 < slice ? K - k0 : slice,
                                             x + 3 * (size_t)k0, 6 * s->xq_ld, 3, half, out[g]);
-                    dintattn__add_slice(out[g], sum[g], !k0);
+                    dintattn__add_slice(out[g], DINTATTN__PANEL * DINTATTN__AMX_NT, sum[g], !k0, NULL);
                 }
             }
         for (g = 0; g < ng; g++) {
