@@ -5156,6 +5156,78 @@ static int dintattn__wv4_x512(float *O, size_t ldo, const float *W, size_t ldw, 
     dintattn__wv4_avx512(O, ldo, W, ldw, V, nk, dv);
     return 1;
 }
+
+/* Decode attention straight from a BF16 / Q8 cache (DINTATTN_KV_BF16, _Q8): each row's 16
+   elements at a time widened to f32 in registers and multiplied there, instead of tiles converted
+   into memory and read again (dintattn__cache_rows). KS is Q8's scale per row (NULL for BF16);
+   d and dv multiples of 16, dv at most 128. */
+#define DINTATTN__KV16_BF16(p, i)                                                                              \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((p) + (i)))), 16))
+#define DINTATTN__KV16_Q8(p, i) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((p) + (i)))))
+#define DINTATTN__KV_KERNELS(scores, wv, T, LD16)                                                            \
+    DINTATTN__AVX512 static void scores(float *a, const float *q, const T *K, const float *ks, int nk, int d,    \
+                                        float scale)                                                         \
+    {                                                                                                        \
+        const __m128 vs = _mm_set1_ps(scale);                                                                \
+        const int row = d * (int)sizeof(T);                                                                  \
+        int j = 0, c;                                                                                        \
+        for (; j + 4 <= nk; j += 4) { /* four keys: four sums per load of q */                               \
+            const T *k0 = K + (size_t)j * d;                                                                 \
+            __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, b0, b1;                              \
+            __m256 e;                                                                                        \
+            __m128 r;                                                                                        \
+            for (c = 0; c < 4 * row; c += 64) _mm_prefetch((const char *)k0 + c + DINTATTN__PF_DIST, _MM_HINT_T0); \
+            for (c = 0; c < d; c += 16) {                                                                    \
+                const __m512 x = _mm512_loadu_ps(q + c);                                                     \
+                c0 = _mm512_fmadd_ps(x, LD16(k0, c), c0), c1 = _mm512_fmadd_ps(x, LD16(k0 + d, c), c1);      \
+                c2 = _mm512_fmadd_ps(x, LD16(k0 + 2 * d, c), c2), c3 = _mm512_fmadd_ps(x, LD16(k0 + 3 * d, c), c3); \
+            }                                                                                                \
+            b0 = _mm512_add_ps(_mm512_unpacklo_ps(c0, c1), _mm512_unpackhi_ps(c0, c1));                      \
+            b1 = _mm512_add_ps(_mm512_unpacklo_ps(c2, c3), _mm512_unpackhi_ps(c2, c3));                      \
+            b0 = _mm512_add_ps(_mm512_shuffle_ps(b0, b1, 0x44), _mm512_shuffle_ps(b0, b1, 0xEE));            \
+            e = _mm256_add_ps(_mm512_castps512_ps256(b0), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b0), 1))); \
+            r = _mm_mul_ps(_mm_add_ps(_mm256_castps256_ps128(e), _mm256_extractf128_ps(e, 1)), vs);          \
+            _mm_storeu_ps(a + j, ks ? _mm_mul_ps(r, _mm_loadu_ps(ks + j)) : r);                              \
+        }                                                                                                    \
+        for (; j < nk; j++) {                                                                                \
+            __m512 c0 = _mm512_setzero_ps();                                                                 \
+            for (c = 0; c < d; c += 16) c0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + c), LD16(K + (size_t)j * d, c), c0); \
+            a[j] = _mm512_reduce_add_ps(c0) * scale * (ks ? ks[j] : 1.0f);                                   \
+        }                                                                                                    \
+    }                                                                                                        \
+    DINTATTN__AVX512 static void wv(float *o, const float *W, const T *V, const float *ks, int nk, int dv)      \
+    {                                                                                                        \
+        __m512 a[8];                                                                                         \
+        const int nv = dv / 16, row = dv * (int)sizeof(T);                                                   \
+        int j, c;                                                                                            \
+        for (c = 0; c < nv; c++) a[c] = _mm512_setzero_ps();                                                 \
+        for (j = 0; j < nk; j++) {                                                                           \
+            const T *v = V + (size_t)j * dv;                                                                 \
+            const __m512 w = _mm512_set1_ps(ks ? W[j] * ks[j] : W[j]);                                       \
+            for (c = 0; c < row; c += 64) _mm_prefetch((const char *)v + c + (size_t)8 * row, _MM_HINT_T0);  \
+            for (c = 0; c < nv; c++) a[c] = _mm512_fmadd_ps(w, LD16(v, 16 * c), a[c]);                        \
+        }                                                                                                    \
+        for (c = 0; c < nv; c++) _mm512_storeu_ps(o + 16 * c, a[c]);                                         \
+    }
+DINTATTN__KV_KERNELS(dintattn__scores_kvb_avx512, dintattn__wv_kvb_avx512, uint16_t, DINTATTN__KV16_BF16)
+DINTATTN__KV_KERNELS(dintattn__scores_kvq_avx512, dintattn__wv_kvq_avx512, signed char, DINTATTN__KV16_Q8)
+
+/* The kernels above where the widths allow them (0: the caller reads the cache through tiles) */
+static int dintattn__scores_kv_x512(float *a, const float *q, const void *K, const float *ks, int nk, int d, float scale)
+{
+    if (d % 16) return 0;
+    if (ks) dintattn__scores_kvq_avx512(a, q, (const signed char *)K, ks, nk, d, scale);
+    else dintattn__scores_kvb_avx512(a, q, (const uint16_t *)K, NULL, nk, d, scale);
+    return 1;
+}
+
+static int dintattn__wv_kv_x512(float *o, const float *W, const void *V, const float *ks, int nk, int dv)
+{
+    if (dv % 16 || dv > 128) return 0;
+    if (ks) dintattn__wv_kvq_avx512(o, W, (const signed char *)V, ks, nk, dv);
+    else dintattn__wv_kvb_avx512(o, W, (const uint16_t *)V, NULL, nk, dv);
+    return 1;
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -5201,6 +5273,10 @@ typedef struct dintattn__kernels {
     void (*to_bf16)(const float *x, int cols, uint16_t *out); /* bf16 activations (dintattn__to_bf16) */
     /* BF16 rows r..r+3 against four tokens (out[4 i + j]), or NULL */
     void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out);
+    /* one query's scores and W @ V read straight from a BF16 cache's rows (ks NULL) or a Q8
+       cache's (ks: its scale per row): 0 where the widths do not suit the level, or NULL */
+    int (*scores_kv)(float *a, const float *q, const void *K, const float *ks, int nk, int d, float scale);
+    int (*wv_kv)(float *o, const float *W, const void *V, const float *ks, int nk, int dv);
 } dintattn__kernels;
 
 static const dintattn__kernels dintattn__kernels_portable = {
@@ -5211,7 +5287,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__to_bf16, NULL};
+    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__to_bf16, NULL, NULL, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -5222,7 +5298,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL};
+    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL, NULL, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */
@@ -5235,7 +5311,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
     dintattn__panel_f32_slice, dintattn__pack_xf_avx512, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
-    dintattn__to_bf16_avx512, dintattn__dotb44_avx512};
+    dintattn__to_bf16_avx512, dintattn__dotb44_avx512, dintattn__scores_kv_x512, dintattn__wv_kv_x512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs; AMX's is AVX512's
@@ -5509,6 +5585,14 @@ static const float *dintattn__cache_rows(const dintattn__kernels *k, const dinta
     return buf;
 }
 
+/* Head h of layer l's rows as stored, and (Q8) their scales in *ks (else NULL) */
+static const void *dintattn__cache_raw(const dintattn__cache *kv, int l, int h, const float **ks)
+{
+    const size_t at = dintattn__cache_at(kv, l, h, 0);
+    *ks = kv->type == DINTATTN_KV_Q8 ? kv->scale + at : NULL;
+    return (const char *)kv->data + at * (size_t)kv->width * dintattn__kv_elem[kv->type];
+}
+
 /* Rows of keys or values attention converts at a time from a BF16 / Q8 cache: in decode, a tile
    that stays in L1; in prefill, a tile that keeps sgemm as efficient as on the f32 cache (one
    call per 4096 keys; at 512 prefill ran at half the f32 cache's speed at 4K context). */
@@ -5640,6 +5724,10 @@ static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__
 {
     const int d = kv->width;
     int j0, t, m;
+    const float *ks = NULL;
+    const void *raw = kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
+    if (rd->rows && nb == 1 && raw && rd->k->scores_kv && rd->k->scores_kv(A, Q, raw, ks, rd->width, d, s)) /* in place */
+        return;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
         const float *K = dintattn__kv_tile(rd, kv, h, j0, n);
@@ -5665,6 +5753,10 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
 {
     const int dv = kv->width;
     int j0, c, t, m;
+    const float *ks = NULL;
+    const void *raw = kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
+    if (rd->rows && nb == 1 && raw && rd->k->wv_kv && rd->k->wv_kv(O, W, raw, ks, rd->width, dv)) /* in place */
+        return;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
         const float *V = dintattn__kv_tile(rd, kv, h, j0, n);

@@ -1719,20 +1719,23 @@ static void test_kv_cache_types_match_reference(void **state)
 
 /* A BF16 / Q8 cache written row by row and read back in tiles, against double sums over the rows
    it holds: each row is the value rounded (bf16: within 2^-8, low 16 bits zero; q8: within half a
-   step of max|row| / 127), and the tiled scores and W @ V (one query with DINTATTN__KV_TILE rows a
-   tile and the partial sums added; three with DINTATTN__KV_PTILE and sgemm) equal the sums. */
+   step of max|row| / 127), and the scores and W @ V equal the sums: one query with
+   DINTATTN__KV_TILE rows a tile and the partial sums added, or (widths of 64 and 128) the level's
+   kernels reading the rows in place; three with DINTATTN__KV_PTILE and sgemm. */
 static void test_kv_tiles_read_the_cache(void **state)
 {
     const dintattn__kernels *k = dintattn__kernels_for(test_kernels());
-    enum { D = 40, T = 700, NB = 3 };
+    enum { DMAX = 128, T = 700, NB = 3 };
+    static const int widths[] = {40, 64, 128};
     const int width = 650;
-    float *all = (float *)malloc(sizeof(float) * T * D), *buf = (float *)malloc(sizeof(float) * (DINTATTN__KV_PTILE + 1) * D);
+    float *all = (float *)malloc(sizeof(float) * T * DMAX), *buf = (float *)malloc(sizeof(float) * (DINTATTN__KV_PTILE + 1) * DMAX);
     float *A = (float *)malloc(sizeof(float) * NB * width), *Wt = (float *)malloc(sizeof(float) * NB * width);
-    float row[D], Q[NB * D], O[NB * D];
-    int kv, h, pos, i, j, t, nb;
+    float row[DMAX], Q[NB * DMAX], O[NB * DMAX];
+    int kv, h, pos, i, j, t, nb, D, wi;
     (void)state;
     assert_true(all && buf && A && Wt);
-    for (kv = DINTATTN_KV_BF16; kv <= DINTATTN_KV_Q8; kv++) {
+    for (wi = 0; wi < 3; wi++)
+    for (D = widths[wi], kv = DINTATTN_KV_BF16; kv <= DINTATTN_KV_Q8; kv++) {
         dintattn__cache c;
         dintattn__kv_read rd;
         c.type = (dintattn_kv_type)kv, c.heads = 2, c.width = D, c.n_ctx = T;
@@ -1764,6 +1767,7 @@ static void test_kv_tiles_read_the_cache(void **state)
         for (nb = 1; nb <= NB; nb += NB - 1) {
             memset(&rd, 0, sizeof rd); /* no pool: converted on this thread */
             rd.k = k, rd.l = 0, rd.width = width, rd.buf = buf, rd.o_tile = buf + (size_t)DINTATTN__KV_TILE * D;
+            rd.rows = nb == 1; /* decode's kernels, else sgemm */
             rd.tile = nb == 1 ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
             dintattn__scores_block(&rd, &c, 1, A, Q, D, nb, 0.5f);
             dintattn__wv_block(&rd, &c, 1, O, D, Wt, nb);
@@ -1772,8 +1776,8 @@ static void test_kv_tiles_read_the_cache(void **state)
                     double want = 0;
                     for (i = 0; i < D; i++) want += (double)Q[t * D + i] * all[(size_t)j * D + i];
                     if (!(fabs(A[(size_t)t * width + j] - 0.5 * want) <= 1e-5 * (1 + fabs(want))))
-                        fail_msg("kv %s, %d queries: score %d of query %d is %.7g, want %.7g",
-                                 dintattn_kv_name((dintattn_kv_type)kv), nb, j, t, A[(size_t)t * width + j], 0.5 * want);
+                        fail_msg("kv %s, width %d, %d queries: score %d of query %d is %.7g, want %.7g",
+                                 dintattn_kv_name((dintattn_kv_type)kv), D, nb, j, t, A[(size_t)t * width + j], 0.5 * want);
                 }
                 for (i = 0; i < D; i++) {
                     double want = 0, mag = 0;
@@ -1781,9 +1785,9 @@ static void test_kv_tiles_read_the_cache(void **state)
                         want += (double)Wt[(size_t)t * width + j] * all[(size_t)j * D + i];
                         mag += fabs((double)Wt[(size_t)t * width + j] * all[(size_t)j * D + i]);
                     }
-                    if (!(fabs(O[t * D + i] - want) <= 1e-5 * (1 + mag)))
-                        fail_msg("kv %s, %d queries: W @ V [%d][%d] is %.7g, want %.7g",
-                                 dintattn_kv_name((dintattn_kv_type)kv), nb, t, i, O[t * D + i], want);
+                    if (!(fabs(O[t * D + i] - want) <= 1e-5 * mag))
+                        fail_msg("kv %s, width %d, %d queries: W @ V [%d][%d] is %.7g, want %.7g",
+                                 dintattn_kv_name((dintattn_kv_type)kv), D, nb, t, i, O[t * D + i], want);
                 }
             }
         }
