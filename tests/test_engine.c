@@ -2151,6 +2151,42 @@ static void test_kv_cache_tiles(void **state)
     free(buf);
 }
 
+/* Decode on a BF16 / Q8 cache where the level reads it in place (the shipped model: heads of 32
+   and values of 64, both multiples of 16) against a prompt of the same tokens, which reads the
+   same cache through tiles: within the neighbouring-step flips test_kv_cache_tiles allows, and as
+   far from the f32 cache as the rounding moves it (a key of the wrong head, layer or position
+   would move it by more). */
+static void test_kv_in_place_on_the_shipped_model(void **state)
+{
+    dintattn_load_options lo;
+    dintattn_model *m = NULL;
+    dintattn_error err;
+    enum { N = 96 };
+    int ids[N], i, k, V;
+    float *f32;
+    (void)state;
+    memset(&lo, 0, sizeof lo);
+    lo.weights = DINTATTN_WEIGHTS_F32;
+    if (dintattn_model_load("models/dint-kjv.safetensors", &lo, &m, &err)) fail_msg("shipped model: %s", err.message);
+    assert_true(dintattn_model_config(m)->head_dim % 16 == 0 && dintattn_model_config(m)->v_head_dim % 16 == 0);
+    V = dintattn_model_config(m)->vocab_size;
+    for (i = 0; i < N; i++) ids[i] = (i * 7919 + 13) % V;
+    f32 = run_kv(m, ids, N, N, 0, 1, DINTATTN_PRECISION_EXACT, DINTATTN_KV_F32);
+    for (k = DINTATTN_KV_BF16; k <= DINTATTN_KV_Q8; k++) {
+        float *pre = run_kv(m, ids, N, N, 0, 1, DINTATTN_PRECISION_EXACT, (dintattn_kv_type)k);
+        float *dec = run_kv(m, ids, N, 1, 0, 2, DINTATTN_PRECISION_EXACT, (dintattn_kv_type)k);
+        const double e = rel_error(dec, f32, (size_t)N * V), ep = rel_error(pre, f32, (size_t)N * V);
+        expect_close("decode in place", dintattn_kv_name((dintattn_kv_type)k), dec, pre, (size_t)N * V, 2e-3);
+        if (!(e > 1e-4 && e < 0.1 && e < 2 * ep))
+            fail_msg("kv %s: decode %.3g and prompt %.3g from the f32 cache", dintattn_kv_name((dintattn_kv_type)k), e, ep);
+        print_message("kv %s: decode %.3g from the prompt, %.3g from the f32 cache (the prompt %.3g)\n",
+                      dintattn_kv_name((dintattn_kv_type)k), rel_error(dec, pre, (size_t)N * V), e, ep);
+        free(pre), free(dec);
+    }
+    free(f32);
+    dintattn_model_free(m);
+}
+
 static void ignore_rows(void *user, int layer, int head, int pos, const float *w, int n_keys)
 {
     (void)user, (void)layer, (void)head, (void)pos, (void)w, (void)n_keys;
@@ -2279,6 +2315,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_types_match_reference),
         cmocka_unit_test(test_kv_cache_tiles),
         cmocka_unit_test(test_kv_tiles_read_the_cache),
+        cmocka_unit_test(test_kv_in_place_on_the_shipped_model),
         cmocka_unit_test(test_prefill_attention_paths_agree),
         cmocka_unit_test(test_dint_rows_sum_to_one),
         cmocka_unit_test(test_attention_inspection),
