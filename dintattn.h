@@ -4347,43 +4347,80 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
     return (const unsigned char *)M->w + (size_t)(*m ? r : 0) * stride;
 }
 
+/* A 16 x 16 block of 32-bit words transposed in registers: v[i] holds row i on entry, column i on
+   return (t: scratch). Two rounds of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose
+   across vectors in two rounds of shuffles; written out so that both arrays stay in registers. */
+#define DINTATTN__UNPACK(o, i, w, a, b) o[i] = _mm512_unpacklo_##w(a, b), o[i + 1] = _mm512_unpackhi_##w(a, b)
+#define DINTATTN__LANES(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 4] = _mm512_shuffle_i32x4(a, b, 0xDD)
+#define DINTATTN__LANES2(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 8] = _mm512_shuffle_i32x4(a, b, 0xDD)
+#define DINTATTN__TRANSPOSE16(v, t)                                                                          \
+    do {                                                                                                     \
+        DINTATTN__UNPACK(t, 0, epi32, v[0], v[1]), DINTATTN__UNPACK(t, 2, epi32, v[2], v[3]);                \
+        DINTATTN__UNPACK(t, 4, epi32, v[4], v[5]), DINTATTN__UNPACK(t, 6, epi32, v[6], v[7]);                \
+        DINTATTN__UNPACK(t, 8, epi32, v[8], v[9]), DINTATTN__UNPACK(t, 10, epi32, v[10], v[11]);             \
+        DINTATTN__UNPACK(t, 12, epi32, v[12], v[13]), DINTATTN__UNPACK(t, 14, epi32, v[14], v[15]);          \
+        DINTATTN__UNPACK(v, 0, epi64, t[0], t[2]), DINTATTN__UNPACK(v, 2, epi64, t[1], t[3]);                \
+        DINTATTN__UNPACK(v, 4, epi64, t[4], t[6]), DINTATTN__UNPACK(v, 6, epi64, t[5], t[7]);                \
+        DINTATTN__UNPACK(v, 8, epi64, t[8], t[10]), DINTATTN__UNPACK(v, 10, epi64, t[9], t[11]);             \
+        DINTATTN__UNPACK(v, 12, epi64, t[12], t[14]), DINTATTN__UNPACK(v, 14, epi64, t[13], t[15]);          \
+        DINTATTN__LANES(t, 0, v[0], v[4]), DINTATTN__LANES(t, 1, v[1], v[5]);                                \
+        DINTATTN__LANES(t, 2, v[2], v[6]), DINTATTN__LANES(t, 3, v[3], v[7]);                                \
+        DINTATTN__LANES(t, 8, v[8], v[12]), DINTATTN__LANES(t, 9, v[9], v[13]);                              \
+        DINTATTN__LANES(t, 10, v[10], v[14]), DINTATTN__LANES(t, 11, v[11], v[15]);                          \
+        DINTATTN__LANES2(v, 0, t[0], t[8]), DINTATTN__LANES2(v, 1, t[1], t[9]);                              \
+        DINTATTN__LANES2(v, 2, t[2], t[10]), DINTATTN__LANES2(v, 3, t[3], t[11]);                            \
+        DINTATTN__LANES2(v, 4, t[4], t[12]), DINTATTN__LANES2(v, 5, t[5], t[13]);                            \
+        DINTATTN__LANES2(v, 6, t[6], t[14]), DINTATTN__LANES2(v, 7, t[7], t[15]);                            \
+    } while (0)
+
 /* Q8 and Q4 rows r0..r0+31 packed: signed bytes (Q8 as stored; Q4 nibble - 8), the scales, and
    per row -128 times the block's sum of weights (vpdpbusd against ones sums them), which takes out
    what the activations' offset of 128 adds */
 #define DINTATTN__GQ_PACK(name, Q4)                                                                            \
     DINTATTN__VNNI static void name(const dintattn__mat *M, int r0, void *panel)                             \
     {                                                                                                        \
-        const size_t nb = (size_t)M->cols / 32, rb = (Q4) ? nb * 16 : nb * 32;                               \
+        const size_t nb = (size_t)M->cols / 32, bb = (Q4) ? 16 : 32, rb = nb * bb; /* bytes a block, a row */ \
+        const int G = (Q4) ? 4 : 8, per64 = 64 / (int)bb; /* words a block; blocks in 64 bytes */          \
         const __m512i step = dintattn__row_offsets(rb), sstep = dintattn__row_offsets(nb);                 \
         const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);  \
-        int32_t *out = (int32_t *)panel;                                                                     \
         size_t b;                                                                                            \
-        int j, g;                                                                                            \
-        for (b = 0; b < nb; b++, out += DINTATTN__GQ_PANEL_BLOCK)                                            \
+        int j, g, k, i, n;                                                                                   \
+        for (b = 0; b < nb; b += (size_t)n) {                                                                \
+            n = b + (size_t)per64 <= nb ? per64 : 1; /* blocks taken 64 bytes a row and transposed, or one gathered */ \
             for (j = 0; j < 2; j++) {                                                                        \
                 const int r = r0 + 16 * j;                                                                   \
-                __m512i sum = _mm512_setzero_si512();                                                        \
+                __m512i v[16], t[16];                                                                        \
                 __mmask16 m;                                                                                 \
                 const unsigned char *w = dintattn__half_panel(M, r, rb, &m);                                 \
-                _mm512_storeu_ps(out + 256 + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, sstep,  \
-                                                                             M->scale + (size_t)(m ? r : 0) * nb + b, 4)); \
-                for (g = 0; g < ((Q4) ? 4 : 8); g++) {                                                       \
-                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step,           \
-                                                                  w + ((Q4) ? 16 : 32) * b + 4 * g, 1);       \
-                    if (Q4) {                                                                                \
-                        const __m512i lo = _mm512_maskz_mov_epi32(m, _mm512_sub_epi8(_mm512_and_si512(v, low), eight)); \
-                        const __m512i hi = _mm512_maskz_mov_epi32(                                           \
-                            m, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low), eight));      \
-                        _mm512_storeu_si512(out + (2 * g + j) * 16, lo);                                     \
-                        _mm512_storeu_si512(out + (2 * (g + 4) + j) * 16, hi);                               \
-                        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, lo), ones, hi);             \
-                    } else {                                                                                 \
-                        _mm512_storeu_si512(out + (2 * g + j) * 16, v);                                      \
-                        sum = _mm512_dpbusd_epi32(sum, ones, v);                                             \
-                    }                                                                                        \
+                if (n > 1) {                                                                                 \
+                    for (i = 0; i < 16; i++)                                                                 \
+                        v[i] = (m >> i) & 1 ? _mm512_loadu_si512(w + (size_t)i * rb + bb * b) : _mm512_setzero_si512(); \
+                    DINTATTN__TRANSPOSE16(v, t); /* v[G k + g]: word g of block b + k of the 16 rows */      \
                 }                                                                                            \
-                _mm512_storeu_si512(out + 288 + 16 * j, _mm512_mullo_epi32(sum, _mm512_set1_epi32(-128)));   \
+                for (k = 0; k < n; k++) {                                                                    \
+                    int32_t *out = (int32_t *)panel + (b + (size_t)k) * DINTATTN__GQ_PANEL_BLOCK;            \
+                    __m512i sum = _mm512_setzero_si512();                                                    \
+                    _mm512_storeu_ps(out + 256 + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, sstep, \
+                                                                                 M->scale + (size_t)(m ? r : 0) * nb + b + k, 4)); \
+                    for (g = 0; g < G; g++) {                                                                \
+                        const __m512i x = n > 1 ? v[G * k + g]                                               \
+                                                : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + bb * b + 4 * g, 1); \
+                        if (Q4) {                                                                            \
+                            const __m512i lo = _mm512_maskz_mov_epi32(m, _mm512_sub_epi8(_mm512_and_si512(x, low), eight)); \
+                            const __m512i hi = _mm512_maskz_mov_epi32(                                       \
+                                m, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(x, 4), low), eight));  \
+                            _mm512_storeu_si512(out + (2 * g + j) * 16, lo);                                 \
+                            _mm512_storeu_si512(out + (2 * (g + 4) + j) * 16, hi);                           \
+                            sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, lo), ones, hi);         \
+                        } else {                                                                             \
+                            _mm512_storeu_si512(out + (2 * g + j) * 16, x);                                  \
+                            sum = _mm512_dpbusd_epi32(sum, ones, x);                                         \
+                        }                                                                                    \
+                    }                                                                                        \
+                    _mm512_storeu_si512(out + 288 + 16 * j, _mm512_mullo_epi32(sum, _mm512_set1_epi32(-128))); \
+                }                                                                                            \
             }                                                                                                \
+        }                                                                                                    \
     }
 DINTATTN__GQ_PACK(dintattn__pack_q8_vnni, 0)
 DINTATTN__GQ_PACK(dintattn__pack_q4_vnni, 1)
@@ -4493,32 +4530,6 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
         c0##t = DINTATTN__DPBF16(c0##t, w0, x_), c1##t = DINTATTN__DPBF16(c1##t, w1, x_);                    \
     } while (0)
 DINTATTN__PANEL12(dintattn__panel_b16, DINTATTN__BF16, uint32_t, 2, DINTATTN__GB_TOKEN)
-
-/* A 16 x 16 block of 32-bit words transposed in registers: v[i] holds row i on entry, column i on
-   return (t: scratch). Two rounds of unpacks inside 128-bit lanes, then the lanes' 4 x 4 transpose
-   across vectors in two rounds of shuffles; written out so that both arrays stay in registers. */
-#define DINTATTN__UNPACK(o, i, w, a, b) o[i] = _mm512_unpacklo_##w(a, b), o[i + 1] = _mm512_unpackhi_##w(a, b)
-#define DINTATTN__LANES(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 4] = _mm512_shuffle_i32x4(a, b, 0xDD)
-#define DINTATTN__LANES2(o, i, a, b) o[i] = _mm512_shuffle_i32x4(a, b, 0x88), o[i + 8] = _mm512_shuffle_i32x4(a, b, 0xDD)
-#define DINTATTN__TRANSPOSE16(v, t)                                                                          \
-    do {                                                                                                     \
-        DINTATTN__UNPACK(t, 0, epi32, v[0], v[1]), DINTATTN__UNPACK(t, 2, epi32, v[2], v[3]);                \
-        DINTATTN__UNPACK(t, 4, epi32, v[4], v[5]), DINTATTN__UNPACK(t, 6, epi32, v[6], v[7]);                \
-        DINTATTN__UNPACK(t, 8, epi32, v[8], v[9]), DINTATTN__UNPACK(t, 10, epi32, v[10], v[11]);             \
-        DINTATTN__UNPACK(t, 12, epi32, v[12], v[13]), DINTATTN__UNPACK(t, 14, epi32, v[14], v[15]);          \
-        DINTATTN__UNPACK(v, 0, epi64, t[0], t[2]), DINTATTN__UNPACK(v, 2, epi64, t[1], t[3]);                \
-        DINTATTN__UNPACK(v, 4, epi64, t[4], t[6]), DINTATTN__UNPACK(v, 6, epi64, t[5], t[7]);                \
-        DINTATTN__UNPACK(v, 8, epi64, t[8], t[10]), DINTATTN__UNPACK(v, 10, epi64, t[9], t[11]);             \
-        DINTATTN__UNPACK(v, 12, epi64, t[12], t[14]), DINTATTN__UNPACK(v, 14, epi64, t[13], t[15]);          \
-        DINTATTN__LANES(t, 0, v[0], v[4]), DINTATTN__LANES(t, 1, v[1], v[5]);                                \
-        DINTATTN__LANES(t, 2, v[2], v[6]), DINTATTN__LANES(t, 3, v[3], v[7]);                                \
-        DINTATTN__LANES(t, 8, v[8], v[12]), DINTATTN__LANES(t, 9, v[9], v[13]);                              \
-        DINTATTN__LANES(t, 10, v[10], v[14]), DINTATTN__LANES(t, 11, v[11], v[15]);                          \
-        DINTATTN__LANES2(v, 0, t[0], t[8]), DINTATTN__LANES2(v, 1, t[1], t[9]);                              \
-        DINTATTN__LANES2(v, 2, t[2], t[10]), DINTATTN__LANES2(v, 3, t[3], t[11]);                            \
-        DINTATTN__LANES2(v, 4, t[4], t[12]), DINTATTN__LANES2(v, 5, t[5], t[13]);                            \
-        DINTATTN__LANES2(v, 6, t[6], t[14]), DINTATTN__LANES2(v, 7, t[7], t[15]);                            \
-    } while (0)
 
 /* F32 activations (precision EXACT, and AUTO on F32 / BF16 / F16 weights): F32, BF16 and F16 rows
    r0..r0+31 packed as f32, per column the 32 rows' values (BF16 and F16 widened exactly). Each 16
