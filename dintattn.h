@@ -4540,8 +4540,8 @@ DINTATTN__PANEL12(dintattn__panel_b16, DINTATTN__BF16, uint32_t, 2, DINTATTN__GB
 DINTATTN__VNNI static void dintattn__pack_pair(int type, __m512i v, float *lo, float *hi)
 {
     if (type == DINTATTN__W_BF16) { /* a 32-bit word per row: the low half its first column */
-        _mm512_storeu_ps(lo, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
-        _mm512_storeu_ps(hi, _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u))));
+        _mm512_storeu_ps(lo, DINTATTN__BF16_LO(v));
+        _mm512_storeu_ps(hi, DINTATTN__BF16_HI(v));
     } else {
         _mm512_storeu_ps(lo, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)));
         _mm512_storeu_ps(hi, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))));
