@@ -5736,8 +5736,8 @@ static void dintattn__scores_block(const dintattn__kv_read *rd, const dintattn__
     const int d = kv->width;
     int j0, t, m;
     const float *ks = NULL;
-    const void *raw = kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
-    if (rd->rows && nb == 1 && raw && rd->k->scores_kv && rd->k->scores_kv(A, Q, raw, ks, rd->width, d, s)) /* in place */
+    const void *raw = rd->rows && nb == 1 && kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
+    if (raw && rd->k->scores_kv && rd->k->scores_kv(A, Q, raw, ks, rd->width, d, s)) /* in place */
         return;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
@@ -5765,8 +5765,8 @@ static void dintattn__wv_block(const dintattn__kv_read *rd, const dintattn__cach
     const int dv = kv->width;
     int j0, c, t, m;
     const float *ks = NULL;
-    const void *raw = kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
-    if (rd->rows && nb == 1 && raw && rd->k->wv_kv && rd->k->wv_kv(O, W, raw, ks, rd->width, dv)) /* in place */
+    const void *raw = rd->rows && nb == 1 && kv->type != DINTATTN_KV_F32 ? dintattn__cache_raw(kv, rd->l, h, &ks) : NULL;
+    if (raw && rd->k->wv_kv && rd->k->wv_kv(O, W, raw, ks, rd->width, dv)) /* in place */
         return;
     for (j0 = 0; j0 < rd->width; j0 += rd->tile) {
         const int n = rd->width - j0 < rd->tile ? rd->width - j0 : rd->tile;
