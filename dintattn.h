@@ -4373,6 +4373,16 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
         DINTATTN__LANES2(v, 6, t[6], t[14]), DINTATTN__LANES2(v, 7, t[7], t[15]);                            \
     } while (0)
 
+/* 64 bytes at byte `at` of each of 16 rows rb bytes apart from w (zeros for rows not in the mask
+   m), transposed: v[i] holds 32-bit word i of the 16 rows (t: scratch) */
+#define DINTATTN__LOAD_T16(v, t, w, rb, m, at)                                                               \
+    do {                                                                                                     \
+        int i_;                                                                                              \
+        for (i_ = 0; i_ < 16; i_++)                                                                          \
+            v[i_] = ((m) >> i_) & 1 ? _mm512_loadu_si512((w) + (size_t)i_ * (rb) + (at)) : _mm512_setzero_si512(); \
+        DINTATTN__TRANSPOSE16(v, t);                                                                         \
+    } while (0)
+
 /* Q8 and Q4 rows r0..r0+31 packed: signed bytes (Q8 as stored; Q4 nibble - 8), the scales, and
    per row -128 times the block's sum of weights (vpdpbusd against ones sums them), which takes out
    what the activations' offset of 128 adds */
@@ -4384,7 +4394,7 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
         const __m512i step = dintattn__row_offsets(rb), sstep = dintattn__row_offsets(nb);                 \
         const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);  \
         size_t b;                                                                                            \
-        int j, g, k, i, n;                                                                                   \
+        int j, g, k, n;                                                                                      \
         for (b = 0; b < nb; b += (size_t)n) {                                                                \
             n = b + (size_t)per64 <= nb ? per64 : 1; /* blocks taken 64 bytes a row and transposed, or one gathered */ \
             for (j = 0; j < 2; j++) {                                                                        \
@@ -4392,11 +4402,7 @@ static const unsigned char *dintattn__half_panel(const dintattn__mat *M, int r, 
                 __m512i v[16], t[16];                                                                        \
                 __mmask16 m;                                                                                 \
                 const unsigned char *w = dintattn__half_panel(M, r, rb, &m);                                 \
-                if (n > 1) {                                                                                 \
-                    for (i = 0; i < 16; i++)                                                                 \
-                        v[i] = (m >> i) & 1 ? _mm512_loadu_si512(w + (size_t)i * rb + bb * b) : _mm512_setzero_si512(); \
-                    DINTATTN__TRANSPOSE16(v, t); /* v[G k + g]: word g of block b + k of the 16 rows */      \
-                }                                                                                            \
+                if (n > 1) DINTATTN__LOAD_T16(v, t, w, rb, m, bb * b); /* v[G k + g]: word g of block b + k */ \
                 for (k = 0; k < n; k++) {                                                                    \
                     int32_t *out = (int32_t *)panel + (b + (size_t)k) * DINTATTN__GQ_PANEL_BLOCK;            \
                     __m512i sum = _mm512_setzero_si512();                                                    \
@@ -4468,13 +4474,14 @@ DINTATTN__VNNI static void dintattn__panel_q_vnni(const void *panel, int cols, c
     DINTATTN__GQ_OUT(0), DINTATTN__GQ_OUT(1), DINTATTN__GQ_OUT(2), DINTATTN__GQ_OUT(3), DINTATTN__GQ_OUT(4), DINTATTN__GQ_OUT(5);
 }
 
-/* BF16 or F16 rows r0..r0+31 packed as bf16 pairs (F16 rounded to bf16 as dintattn__f16_as_bf16
-   does); an odd last column pairs with a zero. */
-DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, void *panel)
+/* BF16 or F16 rows r0..r0+31 as 32-bit words of two halves, as stored: pair p (columns 2p, 2p + 1)
+   of row r0 + 16 j + i at out[32 p + 16 j + i]; an odd last column pairs with a zero, rows past the
+   matrix are zero. 64 bytes of each of 16 rows (16 pairs) transposed at a time, gathers for the
+   last pairs. AVX-512F / BW only, so that a CPU without AVX-512 BF16 can check it. */
+DINTATTN__VNNI static void dintattn__pack_b16_words(const dintattn__mat *M, int r0, uint32_t *out)
 {
-    const size_t K = (size_t)M->cols, np = (K + 1) / 2, rb = 2 * K;
+    const size_t K = (size_t)M->cols, rb = 2 * K, np = (K + 1) / 2, wide = K / 32 * 16; /* pairs transposed */
     const __m512i step = dintattn__row_offsets(rb);
-    uint32_t *out = (uint32_t *)panel;
     const uint16_t *w16 = (const uint16_t *)M->w;
     size_t p;
     int j, i;
@@ -4482,21 +4489,33 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
         const int r = r0 + 16 * j;
         __mmask16 m;
         const unsigned char *w = dintattn__half_panel(M, r, rb, &m);
-        for (p = 0; p < K / 2; p++) {
-            __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 4 * p, 1);
-            if (M->type == DINTATTN__W_F16) /* 32 halves, widened and rounded back in their order */
-                v = (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)),
-                                                 _mm512_cvtph_ps(_mm512_castsi512_si256(v)));
-            _mm512_storeu_si512(out + 32 * p + 16 * j, v);
+        for (p = 0; p < wide; p += 16) {
+            __m512i v[16], t[16];
+            DINTATTN__LOAD_T16(v, t, w, rb, m, 4 * p);
+            for (i = 0; i < 16; i++) _mm512_storeu_si512(out + 32 * (p + (size_t)i) + 16 * j, v[i]);
         }
+        for (; p < K / 2; p++)
+            _mm512_storeu_si512(out + 32 * p + 16 * j, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 4 * p, 1));
         if (K % 2) /* the odd last column, one row at a time */
-            for (i = 0; i < 16; i++) {
-                const uint16_t h = r + i < M->rows ? w16[(size_t)(r + i) * K + K - 1] : 0;
-                out[32 * (np - 1) + 16 * j + i] =
-                    M->type == DINTATTN__W_F16 ? dintattn__f32_to_bf16(dintattn__f16_to_f32(h)) : h;
-            }
+            for (i = 0; i < 16; i++) out[32 * (np - 1) + 16 * j + i] = r + i < M->rows ? w16[(size_t)(r + i) * K + K - 1] : 0;
     }
-    memset(out + 32 * np, 0, sizeof(uint32_t) * 32 * ((16 - np % 16) % 16)); /* pairs up to a multiple of 16 (AMX) */
+}
+
+/* BF16 or F16 rows r0..r0+31 packed as bf16 pairs (dintattn__pack_b16_words; F16 then rounded to
+   bf16 as dintattn__f16_as_bf16 does), the pairs zero up to a multiple of 16 (AMX) */
+DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, void *panel)
+{
+    const size_t np = ((size_t)M->cols + 1) / 2;
+    uint32_t *out = (uint32_t *)panel;
+    size_t p;
+    dintattn__pack_b16_words(M, r0, out);
+    if (M->type == DINTATTN__W_F16) /* 32 halves at a time, widened and rounded back in their order */
+        for (p = 0; p < 2 * np; p++) {
+            const __m512i v = _mm512_loadu_si512(out + 16 * p);
+            _mm512_storeu_si512(out + 16 * p, (__m512i)_mm512_cvtne2ps_pbh(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)),
+                                                                           _mm512_cvtph_ps(_mm512_castsi512_si256(v))));
+        }
+    memset(out + 32 * np, 0, sizeof(uint32_t) * 32 * ((16 - np % 16) % 16));
 }
 
 /* One block of 12 tokens against a packed panel of 32 rows, 24 vectors of accumulators over the
@@ -4562,9 +4581,7 @@ DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, vo
         const unsigned char *w = dintattn__half_panel(M, r, rb, &m);
         for (k = 0; k < wide; k += per) { /* word i of the 16 rows: f32 column k + i, or 16-bit k + 2i, k + 2i + 1 */
             __m512i v[16], t[16];
-            for (i = 0; i < 16; i++)
-                v[i] = (m >> i) & 1 ? _mm512_loadu_si512(w + (size_t)i * rb + es * k) : _mm512_setzero_si512();
-            DINTATTN__TRANSPOSE16(v, t);
+            DINTATTN__LOAD_T16(v, t, w, rb, m, es * k);
             for (i = 0; i < 16; i++) {
                 if (es == 4) _mm512_storeu_si512(out + 32 * (k + (size_t)i) + 16 * j, v[i]);
                 else dintattn__pack_pair(M->type, v[i], out + 32 * (k + 2 * (size_t)i) + 16 * j, out + 32 * (k + 2 * (size_t)i + 1) + 16 * j);

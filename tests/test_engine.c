@@ -818,6 +818,56 @@ static void test_packed_panels_match_row_kernels(void **state)
     free(panel);
 }
 
+/* The bf16 panels' words (dintattn__pack_b16_words: what dintattn__pack_b16 stores for BF16 and
+   rounds for F16) against their definition, word by word: pair p (columns 2p, 2p + 1) of row
+   r0 + 16 j + i at 32 p + 16 j + i, an odd last column beside a zero, rows past the matrix zero,
+   nothing written past the last pair. 1 to 45 rows and 1 to 200 columns: the blocks of 16 pairs
+   transposed, the last pairs gathered, the odd column. It needs AVX-512 but not AVX-512 BF16, so
+   CPUs without the bf16 panels check their packing too (the test above holds their products to
+   the row kernels where they run). */
+static void test_b16_panels_pack_their_pairs(void **state)
+{
+#ifdef DINTATTN__HAVE_X86
+    enum { MAXR = 45, MAXC = 200 };
+    static uint16_t w[MAXR * MAXC];
+    static uint32_t panel[32 * (MAXC / 2 + 1)];
+    static const int row_counts[] = {1, 15, 16, 17, 32, 33, 45};
+    int ri, cols, r0, p, j, i;
+    long checked = 0;
+    (void)state;
+    if (dintattn__kernels_for(DINTATTN_KERNELS_AVX512)->level != DINTATTN_KERNELS_AVX512) skip();
+    for (i = 0; i < MAXR * MAXC; i++) w[i] = (uint16_t)((unsigned)i * 2654435761u >> 7);
+    for (ri = 0; ri < 7; ri++)
+        for (cols = 1; cols <= MAXC; cols++) {
+            const int np = (cols + 1) / 2;
+            dintattn__mat M;
+            memset(&M, 0, sizeof M);
+            M.w = w, M.rows = row_counts[ri], M.cols = cols, M.type = DINTATTN__W_BF16;
+            for (r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
+                memset(panel, 0xAB, sizeof panel);
+                dintattn__pack_b16_words(&M, r0, panel);
+                for (p = 0; p < np; p++)
+                    for (j = 0; j < 2; j++)
+                        for (i = 0; i < 16; i++) {
+                            const int r = r0 + 16 * j + i;
+                            uint32_t want = 0;
+                            if (r < M.rows)
+                                want = w[r * cols + 2 * p] | (2 * p + 1 < cols ? (uint32_t)w[r * cols + 2 * p + 1] << 16 : 0u);
+                            if (panel[32 * p + 16 * j + i] != want)
+                                fail_msg("%d rows, %d columns, panel at row %d: pair %d of row %d is %08x, not %08x", M.rows,
+                                         cols, r0, p, r, panel[32 * p + 16 * j + i], want);
+                            checked++;
+                        }
+                assert_int_equal(panel[32 * np], 0xABABABABu);
+            }
+        }
+    assert_true(checked == 32L * (MAXC / 2) * (MAXC / 2 + 1) * 9); /* 33 and 45 rows: two panels each */
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 /* Activations rounded to bf16 for precision FAST: the AVX-512 level's rows equal the scalar
    rounding bit for bit (halfway values both ways, NaN, infinities, subnormals, the largest
    finite values that round up to infinity), and zero up to a multiple of 32 columns. So do the
@@ -2299,6 +2349,7 @@ int main(void)
         cmocka_unit_test(test_bf16_kernels_match_double_sums),
         cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
+        cmocka_unit_test(test_b16_panels_pack_their_pairs),
         cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_bf16_rounding_levels_agree),
         cmocka_unit_test(test_f32_panel_spans),
