@@ -7267,17 +7267,41 @@ typedef struct dintattn__qk_proj {
     const dintattn__cache *cache;           /* ... a key: into this cache */
 } dintattn__qk_proj;
 
-/* out = base x + up[h] @ (down[h] x) for every head of the chunk's n rows. */
+/* out = base x + up[h] @ (down[h] x) for every head of the chunk's n rows: by dgemm for a prompt,
+   by loops for fewer than DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (2 MB
+   of doubles a token at the Shared-DIFF bench shape) on one thread; dgemm copied each head's
+   before multiplying, and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these
+   loops with their prefetch 250. */
 static void dintattn__expand_factors(dintattn_session *s, int n, const dintattn__qk_proj *p)
 {
     const int d = s->model->cfg.head_dim, r = s->model->cfg.qk_rank, width = p->heads * d;
-    int t, h;
+    int t, h, i, k;
     for (t = 0; t < n; t++)
         for (h = 0; h < p->heads; h++)
             memcpy(p->out + (size_t)t * width + (size_t)h * d, p->base_x + (size_t)t * d, sizeof(double) * (size_t)d);
-    for (h = 0; h < p->heads; h++)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r,
-                    p->up + (size_t)h * d * r, r, 1.0, p->out + (size_t)h * d, width);
+    for (h = 0; h < p->heads; h++) {
+        const double *up = p->up + (size_t)h * d * r;
+        if (n >= DINTATTN__GEMM_MIN_TOKENS) {
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r, up, r,
+                        1.0, p->out + (size_t)h * d, width);
+            continue;
+        }
+        for (t = 0; t < n; t++) {
+            const double *z = p->down_x + (size_t)t * p->heads * r + (size_t)h * r;
+            double *o = p->out + (size_t)t * width + (size_t)h * d;
+            for (i = 0; i < d; i++) { /* four chains of sums a row */
+                const double *u = up + (size_t)i * r;
+                double a[4] = {0, 0, 0, 0};
+#ifdef __GNUC__
+                for (k = 0; k < r; k += 8) __builtin_prefetch(u + 256 + k); /* 2 KB ahead: up comes from memory */
+#endif
+                for (k = 0; k + 4 <= r; k += 4)
+                    a[0] += u[k] * z[k], a[1] += u[k + 1] * z[k + 1], a[2] += u[k + 2] * z[k + 2], a[3] += u[k + 3] * z[k + 3];
+                for (; k < r; k++) a[0] += u[k] * z[k];
+                o[i] += (a[0] + a[1]) + (a[2] + a[3]);
+            }
+        }
+    }
 }
 
 /* Runs fn over the chunk's n tokens in units of DINTATTN__TOKEN_UNIT (unit u: tokens
