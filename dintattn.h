@@ -3885,46 +3885,86 @@ DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, i
     }
 }
 
-/* int8 activations (see dintattn__xq). AVX2: vpmaddubsw of |w| and q with w's sign (Q8: pairs
-   stay below 2^15) or of Q4's nibbles and q, then vpmaddwd into int32 lanes; a block per vector. */
-DINTATTN__AVX2 static float dintattn__dotq_q8_avx2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
-{
-    const size_t n = (size_t)M->cols;
-    const signed char *w = (const signed char *)M->w + r * n;
-    const float *sc = M->scale + r * n / 32;
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    size_t i;
-    for (i = 0; i < n; i += 32) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(w + i));
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
-        const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(q, v)), ones);
-        DINTATTN__PF(w, i, 1);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);
+/* int8 activations (see dintattn__xq) on 256-bit vectors, a block per vector: per 4 bytes the
+   integer dot of unsigned bytes u and signed bytes q, DOT4(u, q) -- Q8: u = |w| and q with w's sign
+   (pairs stay below 2^15), Q4: u the nibbles -- as vpmaddubsw then vpmaddwd (AVX2) or one
+   vpdpbusd (AVX-VNNI): the same integers, so the same results bit for bit. */
+#define DINTATTN__DOTQ_X2(q8_name, q4_name, TARGET, DOT4)                                                     \
+    TARGET static float q8_name(const dintattn__mat *M, size_t r, const dintattn__xq *x)                      \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const signed char *w = (const signed char *)M->w + r * n;                                            \
+        const float *sc = M->scale + r * n / 32;                                                             \
+        __m256 acc = _mm256_setzero_ps();                                                                    \
+        size_t i;                                                                                            \
+        for (i = 0; i < n; i += 32) {                                                                        \
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(w + i));                    \
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));                 \
+            const __m256i d = DOT4(_mm256_sign_epi8(v, v), _mm256_sign_epi8(q, v));                          \
+            DINTATTN__PF(w, i, 1);                                                                           \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);    \
+        }                                                                                                    \
+        return dintattn__hsum8(acc);                                                                         \
+    }                                                                                                        \
+    TARGET static float q4_name(const dintattn__mat *M, size_t r, const dintattn__xq *x)                      \
+    {                                                                                                        \
+        const size_t n = (size_t)M->cols;                                                                    \
+        const unsigned char *w = (const unsigned char *)M->w + r * n / 2;                                    \
+        const float *sc = M->scale + r * n / 32;                                                             \
+        const __m128i low = _mm_set1_epi8(15);                                                               \
+        __m256 acc = _mm256_setzero_ps();                                                                    \
+        float corr = 0;                                                                                      \
+        size_t i;                                                                                            \
+        for (i = 0; i < n; i += 32) {                                                                        \
+            const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(w + i / 2));                   \
+            const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low)); \
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));                 \
+            const __m256i d = DOT4(u, q);                                                                    \
+            DINTATTN__PF(w, i / 2, 1);                                                                       \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);    \
+            corr += sc[i / 32] * x->c[i / 32];                                                               \
+        }                                                                                                    \
+        return dintattn__hsum8(acc) - 8.0f * corr;                                                           \
     }
-    return dintattn__hsum8(acc);
+#define DINTATTN__DOT4_AVX2(u, q) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (q)), _mm256_set1_epi16(1))
+DINTATTN__DOTQ_X2(dintattn__dotq_q8_avx2, dintattn__dotq_q4_avx2, DINTATTN__AVX2, DINTATTN__DOT4_AVX2)
+
+/* AVX-VNNI (the VEX vpdpbusd of Alder Lake and later, Zen 5): GCC 11 and Clang 12 have it */
+#if defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11
+#define DINTATTN__HAVE_AVXVNNI 1
+#define DINTATTN__DOT4_AVXVNNI(u, q) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), (u), (q))
+DINTATTN__DOTQ_X2(dintattn__dotq_q8_avxvnni, dintattn__dotq_q4_avxvnni, __attribute__((target("avxvnni,avx2,fma,f16c"))),
+                  DINTATTN__DOT4_AVXVNNI)
+#endif
+
+/* 1 where the CPU has AVX-VNNI (CPUID leaf 7, subleaf 1: EAX bit 4), found once */
+static int dintattn__cpu_avxvnni(void)
+{
+    static int known = -1; /* every thread that asks first finds the same answer */
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    unsigned a = 0, b, c, d;
+    if (v < 0) {
+        v = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4) & 1;
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v;
 }
 
-DINTATTN__AVX2 static float dintattn__dotq_q4_avx2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+/* The AVX2 level's int8-activation rows: AVX-VNNI's where the CPU has it (the same numbers) */
+static float dintattn__dotq_q8_x2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
 {
-    const size_t n = (size_t)M->cols;
-    const unsigned char *w = (const unsigned char *)M->w + r * n / 2;
-    const float *sc = M->scale + r * n / 32;
-    const __m256i ones = _mm256_set1_epi16(1);
-    const __m128i low = _mm_set1_epi8(15);
-    __m256 acc = _mm256_setzero_ps();
-    float corr = 0;
-    size_t i;
-    for (i = 0; i < n; i += 32) {
-        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(w + i / 2));
-        const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low));
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(x->q + i));
-        const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(u, q), ones);
-        DINTATTN__PF(w, i / 2, 1);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[i / 32] * x->s[i / 32]), acc);
-        corr += sc[i / 32] * x->c[i / 32];
-    }
-    return dintattn__hsum8(acc) - 8.0f * corr;
+#ifdef DINTATTN__HAVE_AVXVNNI
+    if (dintattn__cpu_avxvnni()) return dintattn__dotq_q8_avxvnni(M, r, x);
+#endif
+    return dintattn__dotq_q8_avx2(M, r, x);
+}
+
+static float dintattn__dotq_q4_x2(const dintattn__mat *M, size_t r, const dintattn__xq *x)
+{
+#ifdef DINTATTN__HAVE_AVXVNNI
+    if (dintattn__cpu_avxvnni()) return dintattn__dotq_q4_avxvnni(M, r, x);
+#endif
+    return dintattn__dotq_q4_avx2(M, r, x);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -4953,8 +4993,8 @@ static void dintattn__dotb_avx512(const dintattn__mat *M, size_t r, const uint16
 #pragma GCC diagnostic pop
 #endif
 
-DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_avx2, dintattn__dotq_q8_avx2)
-DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_avx2, dintattn__dotq_q4_avx2)
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q8_x2, dintattn__dotq_q8_x2)
+DINTATTN__DOTQ4_EACH(dintattn__dotq4_q4_x2, dintattn__dotq_q4_x2)
 
 /* The x86 row kernels run over n - n % 32 elements of raw rows; these adapt them to a
    dintattn__mat row, finishing the tail in C. */
@@ -5323,8 +5363,8 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
     {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_avx2, dintattn__dotq4_q8_avx2, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_avx2, dintattn__dotq4_q4_avx2, NULL, NULL, NULL, NULL, NULL}},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL, NULL, NULL};
 

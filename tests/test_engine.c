@@ -818,6 +818,72 @@ static void test_packed_panels_match_row_kernels(void **state)
     free(panel);
 }
 
+/* The AVX2 level's int8-activation rows on AVX-VNNI (one vpdpbusd where AVX2 takes vpmaddubsw and
+   vpmaddwd) equal the AVX2 kernels bit for bit: Q8 and Q4 rows of 1 to 40 blocks, extreme weights
+   and activations among them. Where the CPU has AVX-VNNI its kernels run; on an AVX-512 VNNI CPU
+   the same body (DINTATTN__DOTQ_X2) runs on the 256-bit EVEX vpdpbusd, the same operation in
+   another encoding, so CPUs without AVX-VNNI check the body too. */
+#if defined(DINTATTN__HAVE_X86) && defined(DINTATTN__HAVE_AVXVNNI)
+#define TEST_DOT4_EVEX(u, q) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (q))
+DINTATTN__DOTQ_X2(test_dotq_q8_evex, test_dotq_q4_evex, __attribute__((target("avx512vnni,avx512vl,avx2,fma,f16c"))),
+                  TEST_DOT4_EVEX)
+#endif
+static void test_avxvnni_rows_equal_avx2(void **state)
+{
+#if defined(DINTATTN__HAVE_X86) && defined(DINTATTN__HAVE_AVXVNNI)
+    enum { NB = 40, ROWS = 3 };
+    static signed char w8[ROWS * NB * 32], xq[NB * 32];
+    static unsigned char w4[ROWS * NB * 16];
+    static float wsc[ROWS * NB], xs[NB], xc[NB];
+    const int evex = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl"),
+              vex = dintattn__cpu_avxvnni();
+    uint32_t u = 12345u;
+    int i, nb, r, kind, checked = 0;
+    (void)state;
+    if (!evex && !vex) skip();
+    for (i = 0; i < ROWS * NB * 32; i++) {
+        u = u * 1664525u + 1013904223u;
+        w8[i] = (signed char)(i % 97 == 0 ? -127 : i % 89 == 0 ? 127 : i % 101 == 0 ? -128 : (int)(u >> 24) % 255 - 127);
+        if (i < ROWS * NB * 16) w4[i] = (unsigned char)(i % 31 == 0 ? 0xFF : i % 37 == 0 ? 0 : u >> 16);
+    }
+    for (i = 0; i < NB * 32; i++) {
+        u = u * 1664525u + 1013904223u;
+        xq[i] = (signed char)(i % 13 == 0 ? 127 : i % 17 == 0 ? -127 : (int)(u >> 24) % 255 - 127);
+    }
+    for (i = 0; i < ROWS * NB; i++) wsc[i] = 0.01f + 0.001f * (float)(i % 7);
+    for (i = 0; i < NB; i++) {
+        int k, sum = 0;
+        for (k = 0; k < 32; k++) sum += xq[32 * i + k];
+        xs[i] = 0.02f + 0.003f * (float)(i % 5), xc[i] = xs[i] * (float)sum;
+    }
+    for (kind = 0; kind < 2; kind++)
+        for (nb = 1; nb <= NB; nb++)
+            for (r = 0; r < ROWS; r++) {
+                dintattn__mat M;
+                dintattn__xq X;
+                float want, got[2];
+                int v;
+                memset(&M, 0, sizeof M);
+                M.rows = ROWS, M.cols = 32 * nb, M.scale = wsc;
+                M.type = kind ? DINTATTN__W_Q4 : DINTATTN__W_Q8;
+                M.w = kind ? (const void *)w4 : (const void *)w8;
+                X.q = xq, X.s = xs, X.c = xc;
+                want = kind ? dintattn__dotq_q4_avx2(&M, (size_t)r, &X) : dintattn__dotq_q8_avx2(&M, (size_t)r, &X);
+                got[0] = !evex ? want : kind ? test_dotq_q4_evex(&M, (size_t)r, &X) : test_dotq_q8_evex(&M, (size_t)r, &X);
+                got[1] = !vex ? want : kind ? dintattn__dotq_q4_avxvnni(&M, (size_t)r, &X) : dintattn__dotq_q8_avxvnni(&M, (size_t)r, &X);
+                for (v = 0; v < 2; v++)
+                    if (memcmp(&got[v], &want, sizeof want))
+                        fail_msg("%s, %d blocks, row %d: %s %.9g, AVX2 %.9g", kind ? "Q4" : "Q8", nb, r,
+                                 v ? "AVX-VNNI" : "EVEX vpdpbusd", got[v], want);
+                checked++;
+            }
+    assert_int_equal(checked, 2 * NB * ROWS);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 /* The bf16 panels' words (dintattn__pack_b16_words: what dintattn__pack_b16 stores for BF16 and
    rounds for F16) against their definition, word by word: pair p (columns 2p, 2p + 1) of row
    r0 + 16 j + i at 32 p + 16 j + i, an odd last column beside a zero, rows past the matrix zero,
@@ -2350,6 +2416,7 @@ int main(void)
         cmocka_unit_test(test_dot4_equals_dot),
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_b16_panels_pack_their_pairs),
+        cmocka_unit_test(test_avxvnni_rows_equal_avx2),
         cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_bf16_rounding_levels_agree),
         cmocka_unit_test(test_f32_panel_spans),
