@@ -7307,41 +7307,68 @@ typedef struct dintattn__qk_proj {
     const dintattn__cache *cache;           /* ... a key: into this cache */
 } dintattn__qk_proj;
 
-/* out = base x + up[h] @ (down[h] x) for every head of the chunk's n rows: by dgemm for a prompt,
-   by loops for fewer than DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (2 MB
-   of doubles a token at the Shared-DIFF bench shape) on one thread; dgemm copied each head's
-   before multiplying, and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these
-   loops with their prefetch 250. */
-static void dintattn__expand_factors(dintattn_session *s, int n, const dintattn__qk_proj *p)
+/* out = base x + up[h] @ (down[h] x) for head h of the chunk's n rows: by dgemm for a prompt, by
+   loops for fewer than DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (2 MB of
+   doubles a token at the Shared-DIFF bench shape); dgemm copied each head's before multiplying,
+   and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these loops with their
+   prefetch 250. */
+static void dintattn__expand_head(const dintattn_session *s, int n, const dintattn__qk_proj *p, int h)
 {
     const int d = s->model->cfg.head_dim, r = s->model->cfg.qk_rank, width = p->heads * d;
-    int t, h, i, k;
+    const double *up = p->up + (size_t)h * d * r;
+    int t, i, k;
     for (t = 0; t < n; t++)
-        for (h = 0; h < p->heads; h++)
-            memcpy(p->out + (size_t)t * width + (size_t)h * d, p->base_x + (size_t)t * d, sizeof(double) * (size_t)d);
-    for (h = 0; h < p->heads; h++) {
-        const double *up = p->up + (size_t)h * d * r;
-        if (n >= DINTATTN__GEMM_MIN_TOKENS) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r, up, r,
-                        1.0, p->out + (size_t)h * d, width);
-            continue;
-        }
-        for (t = 0; t < n; t++) {
-            const double *z = p->down_x + (size_t)t * p->heads * r + (size_t)h * r;
-            double *o = p->out + (size_t)t * width + (size_t)h * d;
-            for (i = 0; i < d; i++) { /* four chains of sums a row */
-                const double *u = up + (size_t)i * r;
-                double a[4] = {0, 0, 0, 0};
+        memcpy(p->out + (size_t)t * width + (size_t)h * d, p->base_x + (size_t)t * d, sizeof(double) * (size_t)d);
+    if (n >= DINTATTN__GEMM_MIN_TOKENS) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r, up, r, 1.0,
+                    p->out + (size_t)h * d, width);
+        return;
+    }
+    for (t = 0; t < n; t++) {
+        const double *z = p->down_x + (size_t)t * p->heads * r + (size_t)h * r;
+        double *o = p->out + (size_t)t * width + (size_t)h * d;
+        for (i = 0; i < d; i++) { /* four chains of sums a row */
+            const double *u = up + (size_t)i * r;
+            double a[4] = {0, 0, 0, 0};
 #ifdef __GNUC__
-                for (k = 0; k < r; k += 8) __builtin_prefetch(u + 256 + k); /* 2 KB ahead: up comes from memory */
+            for (k = 0; k < r; k += 8) __builtin_prefetch(u + 256 + k); /* 2 KB ahead: up comes from memory */
 #endif
-                for (k = 0; k + 4 <= r; k += 4)
-                    a[0] += u[k] * z[k], a[1] += u[k + 1] * z[k + 1], a[2] += u[k + 2] * z[k + 2], a[3] += u[k + 3] * z[k + 3];
-                for (; k < r; k++) a[0] += u[k] * z[k];
-                o[i] += (a[0] + a[1]) + (a[2] + a[3]);
-            }
+            for (k = 0; k + 4 <= r; k += 4)
+                a[0] += u[k] * z[k], a[1] += u[k + 1] * z[k + 1], a[2] += u[k + 2] * z[k + 2], a[3] += u[k + 3] * z[k + 3];
+            for (; k < r; k++) a[0] += u[k] * z[k];
+            o[i] += (a[0] + a[1]) + (a[2] + a[3]);
         }
     }
+}
+
+typedef struct dintattn__expand_job {
+    const dintattn_session *s;
+    dintattn__qk_proj *const *proj;
+    int n;
+} dintattn__expand_job;
+
+/* Unit u: head u of the projections in turn */
+static void dintattn__expand_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__expand_job *j = (const dintattn__expand_job *)ctx;
+    int i = 0;
+    (void)tid;
+    for (; unit >= j->proj[i]->heads; i++) unit -= j->proj[i]->heads;
+    dintattn__expand_head(j->s, j->n, j->proj[i], (int)unit);
+}
+
+/* Every head of the n_proj factored projections: a decoded token's heads on the pool (on the
+   caller alone they left the other threads waiting: Shared-DIFF's Q4 decode at the bench shape, 2
+   threads, alternated 2026-11-28, 0.736-0.827 -> 0.811-0.864 of the bandwidth), a prompt's dgemm
+   calls on the caller */
+static void dintattn__expand_factors(dintattn_session *s, int n, dintattn__qk_proj *const *proj, int n_proj)
+{
+    dintattn__expand_job j;
+    int64_t units = 0;
+    int i;
+    for (i = 0; i < n_proj; i++) units += proj[i]->heads;
+    j.s = s, j.proj = proj, j.n = n;
+    dintattn__pool_run(n < DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, units, dintattn__expand_unit, &j);
 }
 
 /* Runs fn over the chunk's n tokens in units of DINTATTN__TOKEN_UNIT (unit u: tokens
@@ -7440,7 +7467,7 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     /* token lambda (SPEC.md section 3): lambda[n, i] = sigmoid(lambda_proj[i, :] . x_n) */
     for (i = 0; s->lambda_rows && i < n * H; i++) s->lambda_rows[i] = 1.0f / (1.0f + expf(-s->lambda_rows[i]));
     /* then the factors, and per token on the pool: RoPE, the rows in f32, the keys and values cached */
-    for (i = 0; m->qk_factored && i < n_proj; i++) dintattn__expand_factors(s, n, proj[i]);
+    if (m->qk_factored) dintattn__expand_factors(s, n, proj, n_proj);
     tj.s = s, tj.l = l, tj.n = n, tj.pos0 = pos0, tj.proj = proj, tj.n_proj = n_proj;
     dintattn__per_token(s, n, dintattn__qk_rows_unit, &tj);
 }
