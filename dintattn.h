@@ -4517,7 +4517,8 @@ DINTATTN__VNNI static void dintattn__panel_q_vnni(const void *panel, int cols, c
 /* BF16 or F16 rows r0..r0+31 as 32-bit words of two halves, as stored: pair p (columns 2p, 2p + 1)
    of row r0 + 16 j + i at out[32 p + 16 j + i]; an odd last column pairs with a zero, rows past the
    matrix are zero. 64 bytes of each of 16 rows (16 pairs) transposed at a time, gathers for the
-   last pairs. AVX-512F / BW only, so that a CPU without AVX-512 BF16 can check it. */
+   last pairs. No AVX-512 BF16 instruction (the AVX-512 level's target), so that a CPU without it
+   can check the packing. */
 DINTATTN__VNNI static void dintattn__pack_b16_words(const dintattn__mat *M, int r0, uint32_t *out)
 {
     const size_t K = (size_t)M->cols, rb = 2 * K, np = (K + 1) / 2, wide = K / 32 * 16; /* pairs transposed */
