@@ -339,11 +339,13 @@ typedef struct dintattn_tensor_info {
     char name[64];        /* the file's name, e.g. "layers.3.attn.wq1" */
     int layer;            /* -1 for the embeddings, final norm and LM head */
     long long rows, cols; /* shape; cols = 0 for a vector */
-    const char *type;     /* as held: "f32", "f16", "bf16", "q8" (matrices), "f64" (Shared-DIFF's up) */
+    const char *type;     /* as held: "f32", "f16", "bf16", "q8", "q4" */
     size_t bytes;         /* bytes held (Q8 with its scales) */
     size_t read_bytes;    /* bytes a decoded token reads: all, one embedding row, or 0 (factors merged) */
     int matrix;           /* 1 if the engine multiplies by it (a weight matrix) */
     int in_file;          /* 0 for Shared-DIFF Q/K matrices merged at load from the file's factors */
+    int heads;            /* a matrix multiplied in `heads` blocks of rows / heads rows, each by its head's
+                             input (Shared-DIFF's up factors); 1 otherwise */
 } dintattn_tensor_info;
 /* Fills out[0 .. min(count, max)) with the model's tensors, layer by layer, and returns count
    (out may be NULL to count). */
@@ -1489,7 +1491,7 @@ typedef struct dintattn__layer {
     const float *attn_norm, *ffn_norm;
     dintattn__mat wq1, wk1, wq2, wk2;                   /* dense (or merged Shared-DIFF) Q/K */
     dintattn__mat q_base, k_base, q1_down, k1_down, q2_down, k2_down;   /* Shared-DIFF, factored */
-    const double *q1_up, *k1_up, *q2_up, *k2_up;        /* [heads * d][r], small: kept in double */
+    const float *q1_up, *k1_up, *q2_up, *k2_up;         /* [heads * d][r], f32 (the file's values exactly) */
     dintattn__mat wv, wo;
     const float *lambda_q1, *lambda_k1, *lambda_q2, *lambda_k2;
     dintattn__mat lambda_proj;                          /* token lambda: [H, D] */
@@ -1857,9 +1859,10 @@ enum {
     DINTATTN__IF_FFN_BIAS
 };
 /* How it is held: a weight matrix (in the model's weight precision, possibly Q8 in the file), an
-   f32 vector, a small matrix in double (Shared-DIFF's up factors); HEAD_NORM vectors are [dv]
-   or [H * dv], and a bias has its weight's shape. */
-enum { DINTATTN__AS_MATRIX, DINTATTN__AS_VECTOR, DINTATTN__AS_DOUBLE, DINTATTN__AS_HEAD_NORM };
+   f32 vector, a per-head factor (Shared-DIFF's up: [heads * d, r] in f32, which holds any file
+   dtype's values exactly, multiplied head by head); HEAD_NORM vectors are [dv] or [H * dv], and a
+   bias has its weight's shape. */
+enum { DINTATTN__AS_MATRIX, DINTATTN__AS_VECTOR, DINTATTN__AS_FACTOR, DINTATTN__AS_HEAD_NORM };
 
 typedef struct dintattn__tspec {
     const char *name;               /* after "layers.L." when per_layer */
@@ -1889,13 +1892,13 @@ static const dintattn__tspec dintattn__tensors[] = {
     DINTATTN__TL("attn.q_base", LOWRANK, MATRIX, d, 1, D, 1, q_base),
     DINTATTN__TL("attn.k_base", LOWRANK, MATRIX, d, 1, D, 1, k_base),
     DINTATTN__TL("attn.q1_down", LOWRANK, MATRIX, H, r, D, 1, q1_down),
-    DINTATTN__TL("attn.q1_up", LOWRANK, DOUBLE, H, d, r, 1, q1_up),
+    DINTATTN__TL("attn.q1_up", LOWRANK, FACTOR, H, d, r, 1, q1_up),
     DINTATTN__TL("attn.k1_down", LOWRANK, MATRIX, NK1, r, D, 1, k1_down),
-    DINTATTN__TL("attn.k1_up", LOWRANK, DOUBLE, NK1, d, r, 1, k1_up),
+    DINTATTN__TL("attn.k1_up", LOWRANK, FACTOR, NK1, d, r, 1, k1_up),
     DINTATTN__TL("attn.q2_down", LOWRANK_DIFF, MATRIX, NQ2, r, D, 1, q2_down),
-    DINTATTN__TL("attn.q2_up", LOWRANK_DIFF, DOUBLE, NQ2, d, r, 1, q2_up),
+    DINTATTN__TL("attn.q2_up", LOWRANK_DIFF, FACTOR, NQ2, d, r, 1, q2_up),
     DINTATTN__TL("attn.k2_down", LOWRANK_K2, MATRIX, NK2, r, D, 1, k2_down),
-    DINTATTN__TL("attn.k2_up", LOWRANK_K2, DOUBLE, NK2, d, r, 1, k2_up),
+    DINTATTN__TL("attn.k2_up", LOWRANK_K2, FACTOR, NK2, d, r, 1, k2_up),
     DINTATTN__TL("attn.wv", ALWAYS, MATRIX, NV, dv, D, 1, wv),
     DINTATTN__TL("attn.wo", ALWAYS, MATRIX, D, 1, H, dv, wo),
     DINTATTN__TL("ffn.w_gate", ALWAYS, MATRIX, F, 1, D, 1, w_gate),
@@ -2434,19 +2437,12 @@ static dintattn_result dintattn__build_tensor(dintattn_model *m, const dintattn_
     const dintattn__tensor *t;
     void *field = dintattn__tspec_field(m, ts, l);
     int64_t rows, cols;
-    size_t n, i;
+    size_t n;
     dintattn__tspec_name(ts, l, name, sizeof name);
     dintattn__tspec_shape(&m->cfg, ts, &rows, &cols);
     if (ts->held_as == DINTATTN__AS_MATRIX) return dintattn__build_matrix(m, name, rows, cols, (dintattn__mat *)field, err);
     t = dintattn__find(&m->file, name);
     n = (t->end - t->begin) / dintattn__dtype_size(t->dtype);
-    if (ts->held_as == DINTATTN__AS_DOUBLE) {
-        double *p = (double *)dintattn__own(m, n, sizeof(double));
-        if (!p) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
-        for (i = 0; i < n; i++) p[i] = dintattn__elem(t, i);
-        *(const double **)field = p;
-        return DINTATTN_OK;
-    }
     if (ts->held_as == DINTATTN__AS_HEAD_NORM) m->layers[l].head_norm_per_head = (int64_t)n != rows;
     if (t->dtype == DINTATTN__F32 && dintattn__in_place(t)) {
         *(const float **)field = (const float *)(const void *)t->data;
@@ -2463,24 +2459,25 @@ static dintattn_result dintattn__build_tensor(dintattn_model *m, const dintattn_
 /* Merges one projection's factors, W[h] = base + up[h] @ down[h] for h < heads, in double, into
    W (held in the model's weight precision, f32 for FILE). */
 static dintattn_result dintattn__merge(dintattn_model *m, const dintattn__mat *base, const dintattn__mat *down,
-                                       const double *up, int heads, dintattn__mat *W, dintattn_error *err)
+                                       const float *up, int heads, dintattn__mat *W, dintattn_error *err)
 {
     const dintattn_config *c = &m->cfg;
     const int D = c->dim, d = c->head_dim, r = c->qk_rank;
     const size_t per = (size_t)d * D;
-    double *w = (double *)dintattn__calloc((size_t)heads * per + (size_t)r * D, sizeof(double)), *dn;
+    double *w = (double *)dintattn__calloc((size_t)heads * per + (size_t)r * D + (size_t)d * r, sizeof(double)), *dn, *uh;
     dintattn__source src = {NULL, NULL, NULL};
     dintattn_result e;
     size_t i;
     int h;
     if (!w) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory merging Shared-DIFF factors");
     dn = w + (size_t)heads * per;
+    uh = dn + (size_t)r * D;
     for (h = 0; h < heads; h++) {
         double *wh = w + (size_t)h * per;
         for (i = 0; i < per; i++) wh[i] = dintattn__w_elem(base, i);
         for (i = 0; i < (size_t)r * D; i++) dn[i] = dintattn__w_elem(down, (size_t)h * r * D + i);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, D, r, 1.0, up + (size_t)h * d * r, r, dn, D, 1.0,
-                    wh, D);
+        for (i = 0; i < (size_t)d * r; i++) uh[i] = up[(size_t)h * d * r + i];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, D, r, 1.0, uh, r, dn, D, 1.0, wh, D);
     }
     memset(W, 0, sizeof *W);
     W->rows = heads * d;
@@ -2754,6 +2751,7 @@ static void dintattn__each_tensor(const dintattn_model *m, void (*fn)(void *ctx,
                 t.rows = rows;
                 t.cols = cols;
                 t.in_file = pass == 0;
+                t.heads = 1;
                 if (ts->held_as == DINTATTN__AS_MATRIX) {
                     const dintattn__mat *M = (const dintattn__mat *)field;
                     t.type = dintattn__wtypes[M->type].name;
@@ -2766,11 +2764,11 @@ static void dintattn__each_tensor(const dintattn_model *m, void (*fn)(void *ctx,
                 } else {
                     if (ts->held_as == DINTATTN__AS_HEAD_NORM && m->layers[l].head_norm_per_head)
                         t.rows *= c->n_heads;
-                    t.type = ts->held_as == DINTATTN__AS_DOUBLE ? "f64" : "f32";
-                    t.bytes = (size_t)(t.rows * (t.cols ? t.cols : 1)) *
-                              (ts->held_as == DINTATTN__AS_DOUBLE ? sizeof(double) : sizeof(float));
-                    t.matrix = ts->held_as == DINTATTN__AS_DOUBLE;
-                    t.read_bytes = merged && ts->held_as == DINTATTN__AS_DOUBLE ? 0 : t.bytes;
+                    t.type = "f32";
+                    t.bytes = (size_t)(t.rows * (t.cols ? t.cols : 1)) * sizeof(float);
+                    t.matrix = ts->held_as == DINTATTN__AS_FACTOR;
+                    if (t.matrix) t.heads = (int)(rows / c->head_dim);
+                    t.read_bytes = merged && t.matrix ? 0 : t.bytes;
                     if (ts->when == DINTATTN__IF_LAMBDA_REPARAM) t.read_bytes = 0; /* lambda is computed at load */
                 }
                 fn(ctx, &t);
@@ -5697,6 +5695,7 @@ struct dintattn_session {
     float *ffn_gate, *ffn_up;               /* [n][F] */
     double *qk64;                           /* [n][heads * d] each for q1, k1, q2, k2 (before RoPE) */
     double *q_base_x, *k_base_x, *down_x;   /* Shared-DIFF factored: base x, and down x per projection */
+    double *up64;                           /* [d][r]: a head's up in double, for a prompt's dgemm */
     float *rows;                            /* decode: per thread, A1, A2, W of one query (DINTATTN__ATT_ROWS n_ctx) */
     float *kvt;                             /* BF16 / Q8 cache, decode: per thread, kvt_ld floats of
                                                DINTATTN__KV_TILE rows in f32 and a row of W @ V */
@@ -6246,6 +6245,7 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     DINTATTN__CARVE(s->q_base_x, double, factored ? dintattn__mul(B, d, overflow) : 0);
     DINTATTN__CARVE(s->k_base_x, double, factored ? dintattn__mul(B, d, overflow) : 0);
     DINTATTN__CARVE(s->down_x, double, factored ? DINTATTN__MUL3(B, r, nq + nk) : 0);
+    DINTATTN__CARVE(s->up64, double, factored && B >= DINTATTN__GEMM_MIN_TOKENS ? d * r : 0);
     DINTATTN__CARVE(s->rows, float, DINTATTN__MUL3((size_t)s->n_threads, DINTATTN__ATT_ROWS, T));
     DINTATTN__CARVE(s->blk, float, B > 1 ? DINTATTN__MUL3(3 * (size_t)s->n_threads, (size_t)DINTATTN__QB, T) : 0);
     DINTATTN__CARVE(s->claims, uint64_t, 8 * (size_t)s->n_threads);
@@ -7300,7 +7300,7 @@ typedef struct dintattn__qk_proj {
     int heads;
     const dintattn__mat *W;                 /* dense */
     const dintattn__mat *down;              /* factored: down [heads * r, D], up [heads * d, r] */
-    const double *up;
+    const float *up;
     const double *base_x;                   /* [n][d]: q_base x or k_base x */
     double *down_x;                         /* [n][heads * r] */
     double *out;
@@ -7308,31 +7308,33 @@ typedef struct dintattn__qk_proj {
     const dintattn__cache *cache;           /* ... a key: into this cache */
 } dintattn__qk_proj;
 
-/* out = base x + up[h] @ (down[h] x) for head h of the chunk's n rows: by dgemm for a prompt, by
-   loops for fewer than DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (2 MB of
-   doubles a token at the Shared-DIFF bench shape); dgemm copied each head's before multiplying,
-   and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these loops with their
-   prefetch 250. */
+/* out = base x + up[h] @ (down[h] x) for head h of the chunk's n rows, in double: by dgemm for a
+   prompt (on the caller, up[h] widened into s->up64 first), by loops for fewer than
+   DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (1 MB of f32 a token at the
+   Shared-DIFF bench shape, 2 MB when it was held in double); dgemm copied each head's before
+   multiplying, and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these loops
+   with their prefetch 250. */
 static void dintattn__expand_head(const dintattn_session *s, int n, const dintattn__qk_proj *p, int h)
 {
     const int d = s->model->cfg.head_dim, r = s->model->cfg.qk_rank, width = p->heads * d;
-    const double *up = p->up + (size_t)h * d * r;
+    const float *up = p->up + (size_t)h * d * r;
     int t, i, k;
     for (t = 0; t < n; t++)
         memcpy(p->out + (size_t)t * width + (size_t)h * d, p->base_x + (size_t)t * d, sizeof(double) * (size_t)d);
     if (n >= DINTATTN__GEMM_MIN_TOKENS) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r, up, r, 1.0,
-                    p->out + (size_t)h * d, width);
+        for (i = 0; i < d * r; i++) s->up64[i] = up[i];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, r, 1.0, p->down_x + (size_t)h * r, p->heads * r, s->up64, r,
+                    1.0, p->out + (size_t)h * d, width);
         return;
     }
     for (t = 0; t < n; t++) {
         const double *z = p->down_x + (size_t)t * p->heads * r + (size_t)h * r;
         double *o = p->out + (size_t)t * width + (size_t)h * d;
         for (i = 0; i < d; i++) { /* four chains of sums a row */
-            const double *u = up + (size_t)i * r;
+            const float *u = up + (size_t)i * r;
             double a[4] = {0, 0, 0, 0};
 #ifdef __GNUC__
-            for (k = 0; k < r; k += 8) __builtin_prefetch(u + 256 + k); /* 2 KB ahead: up comes from memory */
+            for (k = 0; k < r; k += 16) __builtin_prefetch(u + 512 + k); /* 2 KB ahead: up comes from memory */
 #endif
             for (k = 0; k + 4 <= r; k += 4)
                 a[0] += u[k] * z[k], a[1] += u[k + 1] * z[k + 1], a[2] += u[k + 2] * z[k + 2], a[3] += u[k + 3] * z[k + 3];

@@ -614,12 +614,12 @@ static void add_shape(shape *s, int *ns, long long K, long long N, long long cou
 
 /* The layers' matrix products as the engine runs them for a token: every weight matrix a decoded
    token reads (matrix, read_bytes > 0; the embeddings and LM head are left to the caller), K its
-   cols and N its rows. Shared-DIFF's up factors (f64, [heads * head_dim, r]) run one head at a time.
+   cols and N its rows. A matrix of several heads (Shared-DIFF's up factors, [heads * head_dim, r])
+   runs one head at a time.
    Returns the number of distinct shapes in *out (malloc'ed), or -1 when out of memory. */
 static int layer_shapes(const dintattn_model *model, shape **out)
 {
     const long long n = dintattn_model_tensors(model, NULL, 0);
-    const long long d = dintattn_model_config(model)->head_dim;
     dintattn_tensor_info *t = (dintattn_tensor_info *)malloc(sizeof *t * (size_t)n);
     shape *s = (shape *)malloc(sizeof *s * (size_t)n);
     long long i;
@@ -632,8 +632,7 @@ static int layer_shapes(const dintattn_model *model, shape **out)
     dintattn_model_tensors(model, t, n);
     for (i = 0; i < n; i++) {
         if (t[i].layer < 0 || !t[i].matrix || !t[i].read_bytes) continue;
-        if (!strcmp(t[i].type, "f64")) add_shape(s, &ns, t[i].cols, d, t[i].rows / d);
-        else add_shape(s, &ns, t[i].cols, t[i].rows, 1);
+        add_shape(s, &ns, t[i].cols, t[i].rows / t[i].heads, t[i].heads);
     }
     free(t);
     return ns;

@@ -143,7 +143,8 @@ class _SamplerOptions(ctypes.Structure):
 
 class _TensorInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char * 64), ("layer", c_int), ("rows", ctypes.c_longlong), ("cols", ctypes.c_longlong),
-                ("type", c_char_p), ("bytes", c_size_t), ("read_bytes", c_size_t), ("matrix", c_int), ("in_file", c_int)]
+                ("type", c_char_p), ("bytes", c_size_t), ("read_bytes", c_size_t), ("matrix", c_int), ("in_file", c_int),
+                ("heads", c_int)]
 
 
 class _ChatMessage(ctypes.Structure):
@@ -387,7 +388,8 @@ class Model(_Handle):
 
     def tensors(self):
         """The tensors the model holds, a dict each: name, layer (-1: none), rows, cols, type (as held:
-        "f32", "bf16", "q8", ...), bytes, read_bytes (per decoded token), matrix, in_file."""
+        "f32", "bf16", "q8", ...), bytes, read_bytes (per decoded token), matrix, in_file, heads (a
+        matrix multiplied head by head in that many blocks of rows: Shared-DIFF's up factors)."""
         n = _lib.dintattn_model_tensors(self._h, None, 0)
         infos = (_TensorInfo * n)()
         _lib.dintattn_model_tensors(self._h, infos, n)

@@ -173,6 +173,55 @@ static void test_shared_diff_auto_picks_cheaper_form(void **state)
     dintattn_model_free(b);
 }
 
+/* dintattn_model_tensors says what is held: Shared-DIFF's up factors are f32 matrices multiplied
+   head by head (heads = rows / head_dim, the projection's head count), read by a decoded token only
+   in factored form; an F32 file's are read in place (nothing owned), and merged matrices are listed
+   as not in the file. */
+static void test_tensor_list_says_what_is_held(void **state)
+{
+    const dintattn_qk_form forms[] = {DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED};
+    int f;
+    (void)state;
+    for (f = 0; f < 2; f++) {
+        dintattn_model *m = load_fixture("shared_diff_r2_f32", forms[f]);
+        const dintattn_config *c = dintattn_model_config(m);
+        const long long n = dintattn_model_tensors(m, NULL, 0);
+        dintattn_tensor_info *t = (dintattn_tensor_info *)calloc((size_t)n, sizeof *t);
+        long long i, ups = 0, merged = 0;
+        size_t read = 0;
+        assert_non_null(t);
+        assert_int_equal(dintattn_model_tensors(m, t, n), n);
+        for (i = 0; i < n; i++) {
+            const char *up = strstr(t[i].name, "_up");
+            read += t[i].read_bytes;
+            if (!t[i].in_file) {
+                merged++;
+                assert_int_equal(t[i].heads, 1);
+                assert_int_equal(t[i].read_bytes, t[i].bytes);
+            }
+            if (!up || !strstr(t[i].name, "attn.")) {
+                assert_int_equal(t[i].heads, 1);
+                continue;
+            }
+            ups++;
+            assert_string_equal(t[i].type, "f32");
+            assert_true(t[i].matrix);
+            assert_int_equal(t[i].cols, c->qk_rank);
+            assert_int_equal(t[i].heads * c->head_dim, t[i].rows);
+            assert_int_equal(t[i].heads, strstr(t[i].name, "q1_up") ? c->n_heads : strstr(t[i].name, "k1_up") ? c->n_k1_heads
+                                         : strstr(t[i].name, "q2_up") ? c->n_q2_heads : c->n_k2_heads);
+            assert_int_equal(t[i].bytes, (size_t)(t[i].rows * t[i].cols) * sizeof(float));
+            assert_int_equal(t[i].read_bytes, f == 0 ? t[i].bytes : 0);
+        }
+        assert_int_equal(ups, (long long)c->n_layers * (c->shared_k ? 3 : 4));
+        assert_int_equal(merged, f == 0 ? 0 : ups);
+        assert_int_equal(read, dintattn_model_weight_bytes(m));
+        if (f == 0) assert_int_equal(dintattn_model_owned_bytes(m), 0);
+        free(t);
+        dintattn_model_free(m);
+    }
+}
+
 /* Grouped-DIFF (G signal heads per noise head), GQA and low-rank models equal the plain models
    whose heads are repeated / factors merged (pairs.txt, written by tools/make_model.py). */
 static void test_grouped_and_low_rank_equal_their_expanded_twins(void **state)
@@ -2401,6 +2450,7 @@ int main(void)
         cmocka_unit_test(test_shared_diff_factored_matches_reference),
         cmocka_unit_test(test_shared_diff_merged_matches_reference),
         cmocka_unit_test(test_shared_diff_auto_picks_cheaper_form),
+        cmocka_unit_test(test_tensor_list_says_what_is_held),
         cmocka_unit_test(test_grouped_and_low_rank_equal_their_expanded_twins),
         cmocka_unit_test(test_converted_weights_match_reference),
         cmocka_unit_test(test_q8_stored_in_the_file),
