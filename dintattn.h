@@ -199,6 +199,7 @@ typedef struct dintattn_load_options {
     void (*progress)(void *user, double done, double total);
     void *progress_user;
     dintattn_map map; /* dintattn_model_load only: a buffer of dintattn_model_load_memory is used as it is */
+    int n_threads;    /* threads converting weights (--weights of another precision), 1 to 1024; 0 = 1 */
 } dintattn_load_options;
 
 /* The loops a session runs: the best the CPU has up to this level. AUTO is AMX's ceiling;
@@ -1515,6 +1516,7 @@ struct dintattn_model {
     void (*progress)(void *user, double done, double total); /* the load option, while loading */
     void *progress_user;
     double progress_done;                               /* bytes of the file's weights converted */
+    int load_threads;                                   /* the load option n_threads, while loading */
     unsigned held_types;                                /* bit t: some matrix is held as dintattn__wtype t */
     size_t owned_bytes;
     /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
@@ -2194,8 +2196,9 @@ static dintattn_result dintattn__validate(dintattn_model *m, int check_finite, d
    end of the last chunk is never written, so it costs address space, not memory. */
 #define DINTATTN__CHUNK ((size_t)64 << 20)
 
-/* A zeroed, 64-byte aligned array of n elements of `size` bytes that the model frees. */
-static void *dintattn__own(dintattn_model *m, size_t n, size_t size)
+/* A 64-byte aligned array of n elements of `size` bytes that the model frees, not written (for
+   a conversion's threads to touch its pages first); dintattn__own: zeroed. */
+static void *dintattn__own_raw(dintattn_model *m, size_t n, size_t size)
 {
     size_t bytes;
     unsigned char *p;
@@ -2216,7 +2219,13 @@ static void *dintattn__own(dintattn_model *m, size_t n, size_t size)
     p = m->arena;
     m->arena += bytes, m->arena_left -= bytes;
     m->owned_bytes += n * size;
-    memset(p, 0, n * size);
+    return p;
+}
+
+static void *dintattn__own(dintattn_model *m, size_t n, size_t size)
+{
+    void *p = dintattn__own_raw(m, n, size);
+    if (p) memset(p, 0, n * size);
     return p;
 }
 
@@ -2296,6 +2305,23 @@ static void dintattn__quantize_block4(const float *v, unsigned char *q, float *s
     }
 }
 
+/* n weights (a multiple of 32) to Q8 (bits 8: q holds n bytes) or Q4 (bits 4: n / 2 bytes), a
+   scale per block of 32 into sc: dintattn__quantize_row / _block4 a block at a time. Each kernel
+   level has its version (dintattn__kernels.quantize_w), all giving these bytes. */
+typedef void (*dintattn__quantize_w_fn)(const float *v, size_t n, int bits, void *q, float *sc);
+static void dintattn__quantize_w(const float *v, size_t n, int bits, void *q, float *sc)
+{
+    size_t b;
+    for (b = 0; b < n / 32; b++)
+        if (bits == 8) dintattn__quantize_row(v + 32 * b, 32, (signed char *)q + 32 * b, sc + b);
+        else dintattn__quantize_block4(v + 32 * b, (unsigned char *)q + 16 * b, sc + b);
+}
+/* The load's conversions on the CPU's best kernels (every level gives the same values):
+   dintattn__kernels.quantize_w, and .to_f32 of a weight type (a matrix's elements at..at+n) */
+typedef void (*dintattn__to_f32_fn)(const dintattn__mat *M, size_t at, size_t n, float *dst);
+static dintattn__quantize_w_fn dintattn__quantize_w_for_cpu(void);
+static dintattn__to_f32_fn dintattn__to_f32_for_cpu(dintattn__wtype type);
+
 /* The source of a conversion: a file tensor (F32/F16/BF16), a Q8 matrix, or doubles (merged
    Shared-DIFF factors). out[0..n) = its elements i.., as f32, whole spans at a time where the data
    can be read in place, so that converting a large model takes a moment. */
@@ -2330,38 +2356,100 @@ static void dintattn__progress(dintattn_model *m, size_t n, dintattn__wtype type
     if (m->progress) m->progress(m->progress_user, m->progress_done, (double)m->file.size);
 }
 
+/* Elements [i0, i1) of a conversion (dintattn__convert), on the thread that first touches that
+   part of its output; the caller's part (m set) reports the load's progress, counting each of its
+   spans `parts` times (the parts advance together), at most `n` in all. */
+typedef struct dintattn__convert_part {
+    dintattn_model *m;                      /* the caller's part, or NULL */
+    const dintattn__source *src;
+    const dintattn__mat *view;              /* a matrix as stored, read by to_f32 (or NULL: src) */
+    dintattn__to_f32_fn to_f32;
+    dintattn__quantize_w_fn quantize;
+    dintattn__wtype to, from;
+    void *p;
+    float *sc;
+    size_t i0, i1, n, parts, told;
+} dintattn__convert_part;
+
+static void dintattn__convert_range(dintattn__convert_part *c)
+{
+    const size_t bits = dintattn__wtypes[c->to].bits;
+    size_t i, k, span, mine = 0;
+    float v[1024], *f;
+    for (i = c->i0; i < c->i1; i += span) {
+        span = c->i1 - i < 1024 ? c->i1 - i : 1024; /* parts start at multiples of 32, and for Q8
+                                                        and Q4 n is a multiple of 32: so is span */
+        f = c->to == DINTATTN__W_F32 ? (float *)c->p + i : v;
+        if (c->to_f32) c->to_f32(c->view, i, span, f);
+        else dintattn__source_span(c->src, i, span, f);
+        if (c->to == DINTATTN__W_BF16)
+            for (k = 0; k < span; k++) ((uint16_t *)c->p)[i + k] = dintattn__f32_to_bf16(v[k]);
+        else if (c->to != DINTATTN__W_F32)
+            c->quantize(v, span, (int)bits, (unsigned char *)c->p + i * bits / 8, c->sc + i / 32);
+        mine += span;
+        if (c->m && c->from != DINTATTN__W_COUNT && mine * c->parts - c->told >= ((size_t)1 << 24)) {
+            const size_t seen = mine * c->parts < c->n ? mine * c->parts : c->n;
+            dintattn__progress(c->m, seen - c->told, c->from);
+            c->told = seen;
+        }
+    }
+}
+
+static void *dintattn__convert_thread(void *c)
+{
+    dintattn__convert_range((dintattn__convert_part *)c);
+    return NULL;
+}
+
 /* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16, Q8 or Q4), in memory
-   the model owns. */
+   the model owns: on the load's threads (a part each; a thread that cannot start leaves its part
+   to the caller), with the CPU's best kernels. */
+#define DINTATTN__CONVERT_MAX_THREADS 64
+#ifndef DINTATTN__CONVERT_UNIT
+#define DINTATTN__CONVERT_UNIT ((size_t)1 << 18) /* elements a thread converts at least */
+#endif
 static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__source *src, dintattn__wtype to,
                                          const char *name, dintattn__mat *M, dintattn_error *err)
 {
     const size_t n = (size_t)M->rows * (size_t)M->cols, block = dintattn__wtypes[to].block;
-    const size_t bits = dintattn__wtypes[to].bits;
-    const dintattn__wtype from = src->q8 ? src->q8->type : src->t ? dintattn__file_wtype(src->t) : DINTATTN__W_COUNT;
-    size_t i, k, span, told = 0;
-    float v[1024];
-    void *p = dintattn__own(m, bits >= 8 ? n * (bits / 8) : n / 2, 1);
-    float *sc = block ? (float *)dintattn__own(m, n / block, sizeof(float)) : NULL;
+    const size_t bits = dintattn__wtypes[to].bits, unit = DINTATTN__CONVERT_UNIT;
+    dintattn__convert_part part[DINTATTN__CONVERT_MAX_THREADS];
+    pthread_t thread[DINTATTN__CONVERT_MAX_THREADS];
+    int started[DINTATTN__CONVERT_MAX_THREADS];
+    dintattn__mat file;
+    size_t parts = (size_t)(m->load_threads > 1 ? m->load_threads : 1), per, k;
+    void *p = dintattn__own_raw(m, bits >= 8 ? n * (bits / 8) : n / 2, 1);
+    float *sc = block ? (float *)dintattn__own_raw(m, n / block, sizeof(float)) : NULL;
     DINTATTN_ASSERT(to != DINTATTN__W_F16);
     if (!p || (block && !sc)) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory converting '%s'", name);
-    for (i = 0; i < n; i += span) {
-        span = n - i < 1024 ? n - i : 1024; /* for Q8 and Q4, n is a multiple of 32: so is span */
-        if (to == DINTATTN__W_F32) {
-            dintattn__source_span(src, i, span, (float *)p + i);
-        } else {
-            dintattn__source_span(src, i, span, v);
-            if (to == DINTATTN__W_BF16)
-                for (k = 0; k < span; k++) ((uint16_t *)p)[i + k] = dintattn__f32_to_bf16(v[k]);
-            else if (to == DINTATTN__W_Q8)
-                for (k = 0; k < span; k += 32) dintattn__quantize_row(v + k, 32, (signed char *)p + i + k, sc + (i + k) / 32);
-            else
-                for (k = 0; k < span; k += 32) dintattn__quantize_block4(v + k, (unsigned char *)p + (i + k) / 2, sc + (i + k) / 32);
-        }
-        if (from != DINTATTN__W_COUNT && (i + span - told >= ((size_t)1 << 24) || i + span == n)) {
-            dintattn__progress(m, i + span - told, from);
-            told = i + span;
-        }
+    memset(&part[0], 0, sizeof part[0]);
+    part[0].src = src, part[0].view = src->q8, part[0].to = to, part[0].p = p, part[0].sc = sc, part[0].n = n;
+    part[0].from = src->q8 ? src->q8->type : src->t ? dintattn__file_wtype(src->t) : DINTATTN__W_COUNT;
+    if (src->t && src->t->dtype != DINTATTN__F32 && dintattn__in_place(src->t)) { /* F16, BF16 */
+        memset(&file, 0, sizeof file);
+        file.rows = M->rows, file.cols = M->cols, file.w = src->t->data, file.type = part[0].from;
+        part[0].view = &file;
     }
+    if (part[0].view) part[0].to_f32 = dintattn__to_f32_for_cpu(part[0].view->type);
+    if (block) part[0].quantize = dintattn__quantize_w_for_cpu();
+    if (parts > DINTATTN__CONVERT_MAX_THREADS) parts = DINTATTN__CONVERT_MAX_THREADS;
+    if (parts > (n + unit - 1) / unit) parts = (n + unit - 1) / unit;
+    if (parts < 1) parts = 1;
+    per = (n / parts + 31) / 32 * 32; /* parts of whole blocks */
+    for (k = 0; k < parts; k++) {
+        part[k] = part[0];
+        part[k].i0 = k * per < n ? k * per : n;
+        part[k].i1 = (k + 1) * per < n && k + 1 < parts ? (k + 1) * per : n;
+        part[k].parts = parts;
+        part[k].m = k ? NULL : m;
+        started[k] = k && pthread_create(&thread[k], NULL, dintattn__convert_thread, &part[k]) == 0;
+    }
+    dintattn__convert_range(&part[0]);
+    for (k = 1; k < parts; k++) {
+        if (started[k]) pthread_join(thread[k], NULL);
+        else dintattn__convert_range(&part[k]);
+    }
+    if (part[0].from != DINTATTN__W_COUNT) dintattn__progress(m, n - part[0].told, part[0].from);
     M->w = p;
     M->scale = sc;
     M->type = to;
@@ -2593,6 +2681,7 @@ static dintattn_result dintattn__model_finish(dintattn_model *m, const dintattn_
     m->weights = opt ? opt->weights : DINTATTN_WEIGHTS_FILE;
     m->progress = opt ? opt->progress : NULL;
     m->progress_user = opt ? opt->progress_user : NULL;
+    m->load_threads = opt && opt->n_threads ? opt->n_threads : 1;
     if ((r = dintattn__file_parse(&m->file, err)) || (r = dintattn__read_config(m, err)) ||
         (r = dintattn__validate(m, opt && opt->check_finite, err)) || (r = dintattn__build(m, opt, err))) {
         dintattn_model_free(m);
@@ -2615,6 +2704,9 @@ static dintattn_result dintattn__check_load_options(const dintattn_load_options 
     if (opt && (opt->weights < DINTATTN_WEIGHTS_FILE || opt->weights > DINTATTN_WEIGHTS_Q4))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.weights %d is not a dintattn_weights",
                               (int)opt->weights);
+    if (opt && (opt->n_threads < 0 || opt->n_threads > 1024))
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_load_options.n_threads must be in [0, 1024], not %d",
+                              opt->n_threads);
     return DINTATTN_OK;
 }
 
@@ -2658,7 +2750,7 @@ static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_loa
     if (mode == DINTATTN_MAP_AUTO && ((opt && opt->weights != DINTATTN_WEIGHTS_FILE) || f->size < step ||
                                       3.0 * (double)f->size > 2.0 * dintattn_mem_available()))
         return DINTATTN_OK;
-    if (!(p = (unsigned char *)dintattn__own(m, f->size, 1))) {
+    if (!(p = (unsigned char *)dintattn__own_raw(m, f->size, 1))) {
         if (mode == DINTATTN_MAP_AUTO) return DINTATTN_OK;
         return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory copying the model's %zu bytes", f->size);
     }
@@ -4046,6 +4138,52 @@ DINTATTN__VNNI static void dintattn__quantize_x_avx512(const float *x, int n, si
     }
 }
 
+/* dintattn__quantize_w on AVX-512: the same bytes and scales (the same products, rounded to
+   nearest even by the conversion as rintf does, clamped alike); blocks holding NaN or infinity,
+   all zeros, or whose reciprocal scale overflows take the scalar code. Q4's m is the first element
+   of largest magnitude, as there. */
+DINTATTN__VNNI static void dintattn__quantize_w_avx512(const float *v, size_t n, int bits, void *q, float *sc)
+{
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    size_t b;
+    for (b = 0; b < n / 32; b++, v += 32) {
+        const __m512 x0 = _mm512_loadu_ps(v), x1 = _mm512_loadu_ps(v + 16);
+        const __m512 a0 = _mm512_abs_ps(x0), a1 = _mm512_abs_ps(x1);
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+        const int finite = (_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ)) == 0xFFFF;
+        if (bits == 8) {
+            const float inv = 127.0f / amax;
+            const __m512i hi = _mm512_set1_epi32(127), lo = _mm512_set1_epi32(-127);
+            signed char *o = (signed char *)q + 32 * b;
+            if (!finite || !(amax > 0) || !(inv - inv == 0)) {
+                dintattn__quantize_row(v, 32, o, sc + b);
+                continue;
+            }
+            _mm_storeu_si128((__m128i *)(void *)o, _mm512_cvtepi32_epi8(_mm512_max_epi32(
+                _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(inv))), hi), lo)));
+            _mm_storeu_si128((__m128i *)(void *)(o + 16), _mm512_cvtepi32_epi8(_mm512_max_epi32(
+                _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(inv))), hi), lo)));
+            sc[b] = amax / 127.0f;
+        } else {
+            const __m512 am = _mm512_set1_ps(amax);
+            const unsigned at = (unsigned)_mm512_cmp_ps_mask(a1, am, _CMP_EQ_OQ) << 16 | _mm512_cmp_ps_mask(a0, am, _CMP_EQ_OQ);
+            const float m = finite && amax > 0 ? v[__builtin_ctz(at)] : 0.0f, inv = -8.0f / m;
+            const __m512i hi = _mm512_set1_epi32(7), lo = _mm512_set1_epi32(-8), eight = _mm512_set1_epi32(8);
+            unsigned char *o = (unsigned char *)q + 16 * b;
+            __m512i n0, n1;
+            if (!finite || !(amax > 0) || !(inv - inv == 0)) {
+                dintattn__quantize_block4(v, o, sc + b);
+                continue;
+            }
+            n0 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(inv))), hi), lo);
+            n1 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(inv))), hi), lo);
+            n0 = _mm512_add_epi32(n0, eight), n1 = _mm512_add_epi32(n1, eight);
+            _mm_storeu_si128((__m128i *)(void *)o, _mm512_cvtepi32_epi8(_mm512_or_si512(n0, _mm512_slli_epi32(n1, 4))));
+            sc[b] = m / -8.0f;
+        }
+    }
+}
+
 /* acc += token X's dot with the pair u, scaled (m: the pair's scales in use, 3 or 1) */
 #define DINTATTN__VNNI_TOKEN(acc, X, u, b, QLOAD, m)                                                            \
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), (u), QLOAD((X).q + 32 * (b)))), \
@@ -5337,6 +5475,7 @@ typedef struct dintattn__kernels {
     void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
     void (*i8_to_f32)(const signed char *q, float scale, size_t n, float *dst); /* int8 KV rows */
     void (*quantize_x)(const float *x, int n, signed char *q, float *s, float *c); /* int8 activations */
+    dintattn__quantize_w_fn quantize_w;                                              /* Q8 / Q4 weights at load */
     void (*to_bf16)(const float *x, int cols, uint16_t *out); /* bf16 activations (dintattn__to_bf16) */
     /* BF16 rows r..r+3 against four tokens (out[4 i + j]), or NULL */
     void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out);
@@ -5354,7 +5493,7 @@ static const dintattn__kernels dintattn__kernels_portable = {
      {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
-    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__to_bf16, NULL, NULL, NULL};
+    dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__quantize_w, dintattn__to_bf16, NULL, NULL, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
@@ -5365,7 +5504,8 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, NULL, NULL, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__to_bf16, NULL, NULL, NULL};
+    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__quantize_w, dintattn__to_bf16,
+    NULL, NULL, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
    attention loops stay AVX2 */
@@ -5378,7 +5518,7 @@ static const dintattn__kernels dintattn__kernels_avx512 = {
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
     dintattn__panel_f32_slice, dintattn__pack_xf_avx512, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
-    dintattn__to_bf16_avx512, dintattn__dotb44_avx512, dintattn__scores_kv_x512, dintattn__wv_kv_x512};
+    dintattn__quantize_w_avx512, dintattn__to_bf16_avx512, dintattn__dotb44_avx512, dintattn__scores_kv_x512, dintattn__wv_kv_x512};
 #endif
 
 /* The table of the highest level up to `want` (AUTO: any) that this CPU runs; AMX's is AVX512's
@@ -5401,6 +5541,16 @@ static const dintattn__kernels *dintattn__kernels_for(dintattn_kernels want)
     (void)want;
     return &dintattn__kernels_portable;
 #endif
+}
+
+static dintattn__quantize_w_fn dintattn__quantize_w_for_cpu(void)
+{
+    return dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->quantize_w;
+}
+
+static dintattn__to_f32_fn dintattn__to_f32_for_cpu(dintattn__wtype type)
+{
+    return dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->w[type].to_f32;
 }
 
 

@@ -612,7 +612,7 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
     cfg = dintattn_model_config(model);
     L = cfg->n_layers, H = cfg->n_heads;
     /* --ids needs no tokenizer: without one, no token texts */

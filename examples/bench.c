@@ -902,6 +902,7 @@ static int measure_quality(const args *arg, const dintattn_model *test, const in
     memset(&lo, 0, sizeof lo);
     lo.weights = DINTATTN_WEIGHTS_FILE;
     lo.map = DINTATTN_MAP_FILE; /* a reference, read once: no copy */
+    lo.n_threads = arg->eng.threads;
     if (dintattn_model_load(arg->eng.model, &lo, &ref, &err)) {
         cli_fail("quality: reference", err.message);
         goto done;
@@ -1045,7 +1046,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads(a.eng.threads);
 
     t0 = cli_now();
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
     load_s = cli_now() - t0;
     c = dintattn_model_config(model);
     factored = dintattn_model_qk_factored(model);

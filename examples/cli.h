@@ -282,15 +282,16 @@ CLI_FN int cli_engine_done(cli_engine *e)
 }
 
 /* Loads the model at path holding its weights as weights, where map says (the library's
-   dintattn_map), showing progress on stderr under PROG's name. Prints nothing: returns the
-   library's status, err saying why. */
-CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights, dintattn_map map,
+   dintattn_map), converting on `threads` threads, showing progress on stderr under PROG's name.
+   Prints nothing: returns the library's status, err saying why. */
+CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights, dintattn_map map, int threads,
                                       dintattn_model **model, dintattn_error *err)
 {
     dintattn_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.weights = weights;
     lo.map = map;
+    lo.n_threads = threads;
     lo.progress = dintattn_progress_stderr, lo.progress_user = (void *)CLI_PROG;
     return dintattn_model_load(path, &lo, model, err);
 }

@@ -557,7 +557,7 @@ int main(int argc, char **argv)
             a.eng.model = beside;
         }
     }
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done;
     if (a.chat) {
         rc = run_chat(&a, model, tok);

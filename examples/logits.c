@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         free(ids);
         return cli_fail("IDS must be comma-separated integers, e.g. 1,2,3", NULL);
     }
-    if (cli_load_model(argv[1], weights, map, &model, &err) != DINTATTN_OK) {
+    if (cli_load_model(argv[1], weights, map, so.n_threads, &model, &err) != DINTATTN_OK) {
         free(ids);
         return cli_fail(err.message, NULL);
     }

@@ -748,7 +748,7 @@ int main(int argc, char **argv)
     if (rc) return 1;
     if (a.extract) return run_extract(&a);
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done; /* the model's own: needle takes no --tokenizer */
     C = dintattn_model_config(model)->max_seq_len;
     V = dintattn_model_config(model)->vocab_size;

@@ -898,7 +898,7 @@ int main(int argc, char **argv)
     }
     if (rc) return 1;
     rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
     /* --ids needs no tokenizer: without one, no token texts */
     if (cli_load_tokenizer(&a.eng, model, a.ids != NULL, &tok)) goto done;
     max_ctx = dintattn_model_config(model)->max_seq_len;

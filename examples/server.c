@@ -602,7 +602,7 @@ int main(int argc, char **argv)
     if (strlen(s.model_id) > 12 && !strcmp(s.model_id + strlen(s.model_id) - 12, ".safetensors"))
         s.model_id[strlen(s.model_id) - 12] = 0;
 
-    if (cli_load_model(model_path, eng.weights, eng.map, &s.model, &err)) {
+    if (cli_load_model(model_path, eng.weights, eng.map, eng.threads, &s.model, &err)) {
         fprintf(stderr, "server: %s: %s\n", model_path, err.message);
         return 1;
     }

@@ -128,7 +128,7 @@ class _AttnStats(ctypes.Structure):  # dintattn_attn_stats
 
 class _LoadOptions(ctypes.Structure):
     _fields_ = [("qk_form", c_int), ("weights", c_int), ("check_finite", c_int), ("progress", _PROGRESS),
-                ("progress_user", c_void_p), ("map", c_int)]
+                ("progress_user", c_void_p), ("map", c_int), ("n_threads", c_int)]
 
 
 class _SessionOptions(ctypes.Structure):
@@ -329,11 +329,12 @@ class Config(dict):
 
 class Model(_Handle):
     """A loaded model file: Model(path, weights="file"|"f32"|"bf16"|"q8"|"q4", qk_form="auto"|"factored"|
-    "merged", check_finite=False, progress=False|True|callable(done, total), map="auto"|"file"|"copy").
-    Read-only: share it."""
+    "merged", check_finite=False, progress=False|True|callable(done, total), map="auto"|"file"|"copy",
+    n_threads=1 (threads converting weights to another precision). Read-only: share it."""
     _free = "dintattn_model_free"
 
-    def __init__(self, path, weights="file", qk_form="auto", check_finite=False, progress=False, map="auto"):
+    def __init__(self, path, weights="file", qk_form="auto", check_finite=False, progress=False, map="auto",
+                 n_threads=1):
         super().__init__()
         self._children, self._tokenizer = weakref.WeakSet(), None  # sessions and tokenizers made from it
         self.path = os.fspath(path)
@@ -341,6 +342,7 @@ class Model(_Handle):
             raise DintattnError(ERR_ARG, "qk_form must be auto, factored or merged, not %r" % (qk_form,))
         opt = _LoadOptions(_QK_FORMS.index(qk_form), _parse("weights", weights), bool(check_finite))
         opt.map = _parse("map", map)
+        opt.n_threads = n_threads
         if progress is True:  # the library's own: "dintattn: loading weights, N%" on stderr
             opt.progress = ctypes.cast(_lib.dintattn_progress_stderr, _PROGRESS)
             opt.progress_user = ctypes.addressof(_PROGRESS_LABEL)

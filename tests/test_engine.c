@@ -428,6 +428,50 @@ static void test_activation_quantization_levels_agree(void **state)
     }
 }
 
+/* Every level's quantize_w (the load's Q8 / Q4 conversion) gives dintattn__quantize_w's bytes and
+   scales: blocks of every scale, tiny ones whose reciprocal overflows, signed zeros, ties, largest
+   magnitudes held twice with either sign first (Q4's m is the first), in either half of the block,
+   denormals, near FLT_MAX, NaN and infinities. */
+static void test_weight_quantization_levels_agree(void **state)
+{
+    static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
+    enum { NB = 48, N = 32 * NB };
+    float x[N], s[2][NB];
+    unsigned char q[2][N];
+    int i, lv, bits;
+    (void)state;
+    for (i = 0; i < N; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (float)pow(10.0, (i / 32) % 13 - 6);
+    for (i = 32 * 3; i < 32 * 4; i++) x[i] = 1e-39f * (float)(i % 7); /* max|x| < 2^-120 */
+    for (i = 32 * 4; i < 32 * 5; i++) x[i] = i % 2 ? 0.0f : -0.0f;
+    for (i = 32 * 5; i < 32 * 6; i++) x[i] = (float)(i % 32 - 16) * 0.5f * (32.0f / 127.0f) * (i % 3 ? 1 : -1);
+    for (i = 32 * 6; i < 32 * 7; i++) x[i] = (float)((i % 32) * 2 + 1) / 254.0f; /* odd halves: ties */
+    for (i = 32 * 7; i < 32 * 8; i++) x[i] = (float)((i % 32) - 16) / 16.0f;     /* Q4's ties: m = -1 */
+    x[32 * 8 + 3] = NAN, x[32 * 9 + 30] = -INFINITY, x[32 * 10] = INFINITY;
+    for (i = 32 * 11; i < 32 * 15; i++) x[i] = 0.1f * (float)sin(i);
+    x[32 * 11 + 2] = -5.0f, x[32 * 11 + 20] = 5.0f;  /* the same magnitude twice, the negative first */
+    x[32 * 12 + 4] = 5.0f, x[32 * 12 + 9] = -5.0f;
+    x[32 * 13 + 31] = 7.0f, x[32 * 14 + 16] = -7.0f; /* the largest in the second half */
+    for (i = 32 * 15; i < 32 * 16; i++) x[i] = 1e-44f * (float)(i % 5 - 2); /* denormals */
+    for (i = 32 * 16; i < 32 * 17; i++) x[i] = 3.0e38f * (float)sin(i);
+    x[32 * 17 + 5] = -0.0f;
+    for (i = 32 * 18; i < 32 * 19; i++) x[i] = i % 3 ? 0.0f : -0.0f, x[32 * 18 + 7] = 1e-30f;
+    for (bits = 8; bits >= 4; bits -= 4) {
+        dintattn__quantize_w(x, N, bits, q[0], s[0]);
+        for (lv = 0; lv < 3; lv++) {
+            const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
+            memset(q[1], 0x55, sizeof q[1]);
+            K->quantize_w(x, N, bits, q[1], s[1]);
+            assert_memory_equal(q[0], q[1], (size_t)N * bits / 8);
+            for (i = 0; i < NB; i++)
+                if (memcmp(&s[0][i], &s[1][i], sizeof(float)) != 0 && !(isnan(s[0][i]) && isnan(s[1][i])))
+                    fail_msg("Q%d, level %s, block %d: scale %.9g, want %.9g", bits, dintattn_kernels_name(K->level), i,
+                             s[1][i], s[0][i]);
+        }
+    }
+    assert_true(s[0][4] == 0.0f && signbit(s[0][4]) && isnan(s[0][8])); /* Q4: m = +0, d = 0 / -8 */
+    assert_true(s[0][11] == 5.0f / 8.0f && s[0][12] == -5.0f / 8.0f);
+}
+
 /* Every level's int8 kernels against the integer dot products written out here, for Q8 and Q4
    rows of 1 to 19 blocks (odd counts take the vector kernels' one-block tails; the Q4 decode
    kernel's steps of 8 blocks leave every remainder from 0 to 7 after one step, and after two at
@@ -2457,6 +2501,7 @@ int main(void)
         cmocka_unit_test(test_q4_stored_in_the_file),
         cmocka_unit_test(test_activation_quantization),
         cmocka_unit_test(test_activation_quantization_levels_agree),
+        cmocka_unit_test(test_weight_quantization_levels_agree),
         cmocka_unit_test(test_int8_kernels_match_integer_dots),
         cmocka_unit_test(test_int8_activations),
         cmocka_unit_test(test_prefill_unit),

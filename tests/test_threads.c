@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
+#define DINTATTN__CONVERT_UNIT 96 /* the fixtures' matrices converted at load in several parts */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "test_util.h"
@@ -183,6 +184,81 @@ static void *encode_worker(void *arg)
     return NULL;
 }
 
+typedef struct progress_log {
+    int calls, backwards;
+    double done, total;
+} progress_log;
+
+static void log_progress(void *user, double done, double total)
+{
+    progress_log *p = (progress_log *)user;
+    if (done < p->done || done > total) p->backwards++;
+    p->calls++, p->done = done, p->total = total;
+}
+
+/* Weights converted at load on 1, 2 or 5 threads (every matrix cut into parts, 96 elements at
+   least: parts of one span, of several, and a last short one) are the same: the same logits bit
+   for bit, the same bytes owned; progress only goes forward and ends at the file's size. From
+   F32, BF16 and a Q8 file, to each precision. n_threads outside [0, 1024] is refused. */
+static void test_weights_converted_on_threads(void **state)
+{
+    static const char *names[] = {"conv_dint_grouped_gqa_f32", "dint_shared_grouped_gqa_bf16", "conv_dint_grouped_gqa_q8file"};
+    static const dintattn_weights kinds[] = {DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    static const int threads[] = {1, 2, 5};
+    static const int prompt[] = {1, 7, 3, 50, 9, 4, 11, 2};
+    int f, k, t, bad;
+    (void)state;
+    for (f = 0; f < 3; f++)
+        for (k = 0; k < 4; k++) {
+            float *first = NULL;
+            size_t owned = 0, n = 0;
+            for (t = 0; t < 3; t++) {
+                char path[256];
+                dintattn_load_options lo;
+                dintattn_model *m = NULL;
+                dintattn_error err;
+                progress_log log;
+                job j;
+                memset(&lo, 0, sizeof lo), memset(&log, 0, sizeof log), memset(&j, 0, sizeof j);
+                lo.weights = kinds[k], lo.n_threads = threads[t];
+                lo.progress = log_progress, lo.progress_user = &log;
+                fixture_path(path, sizeof path, names[f], ".safetensors");
+                if (dintattn_model_load(path, &lo, &m, &err)) fail_msg("%s: %s", names[f], err.message);
+                n = (size_t)(sizeof prompt / sizeof *prompt + N_DECODE) * (size_t)dintattn_model_config(m)->vocab_size;
+                j.model = m, j.prompt = prompt, j.n_prompt = (int)(sizeof prompt / sizeof *prompt), j.n_threads = 1;
+                j.logits = (float *)calloc(n, sizeof(float));
+                assert_non_null(j.logits);
+                run_job(&j);
+                if (j.result) fail_msg("%s: %s", names[f], j.message);
+                assert_int_equal(log.backwards, 0);
+                assert_true(log.done == log.total);
+                if (k != f) assert_true(log.calls > 0); /* names[f] holds kinds[f]: nothing to convert */
+                if (t == 0) {
+                    first = j.logits, owned = dintattn_model_owned_bytes(m);
+                } else {
+                    assert_int_equal(dintattn_model_owned_bytes(m), owned);
+                    if (memcmp(first, j.logits, n * sizeof(float)))
+                        fail_msg("%s as %s: logits on %d threads differ", names[f], dintattn_weights_name(kinds[k]), threads[t]);
+                    free(j.logits);
+                }
+                dintattn_model_free(m);
+            }
+            free(first);
+        }
+    for (bad = 0; bad < 2; bad++) {
+        char path[256];
+        dintattn_load_options lo;
+        dintattn_model *m = NULL;
+        dintattn_error err;
+        memset(&lo, 0, sizeof lo);
+        lo.n_threads = bad ? 1025 : -1;
+        fixture_path(path, sizeof path, names[0], ".safetensors");
+        assert_int_equal(dintattn_model_load(path, &lo, &m, &err), DINTATTN_ERR_ARG);
+        assert_null(m);
+        assert_non_null(strstr(err.message, "n_threads"));
+    }
+}
+
 static void test_tokenizer_shared_by_four_threads(void **state)
 {
     static const char *texts[N_WORKERS] = {
@@ -226,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_standard_shared_by_four_threads),
         cmocka_unit_test(test_shipped_model_shared_by_four_threads),
         cmocka_unit_test(test_tokenizer_shared_by_four_threads),
+        cmocka_unit_test(test_weights_converted_on_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

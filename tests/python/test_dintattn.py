@@ -481,6 +481,7 @@ class Errors(unittest.TestCase):
             self.assertRaises(dintattn.DintattnError, dintattn.Session, model, **kw)
         self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), weights="q2")
         self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), map="mmap")
+        self.assertRaises(dintattn.DintattnError, dintattn.Model, fixture(name), n_threads=-1)
         self.assertRaises(dintattn.DintattnError, dintattn.Sampler, model, temperature=-1, top_p=2)
         self.assertRaises(ValueError, model.close)  # sess is open
         sess.close()
