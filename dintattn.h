@@ -1516,7 +1516,7 @@ struct dintattn_model {
     void (*progress)(void *user, double done, double total); /* the load option, while loading */
     void *progress_user;
     double progress_done;                               /* bytes of the file's weights converted */
-    int load_threads;                                   /* the load option n_threads, while loading */
+    int load_threads;                                   /* the load option n_threads */
     unsigned held_types;                                /* bit t: some matrix is held as dintattn__wtype t */
     size_t owned_bytes;
     /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
@@ -2395,16 +2395,57 @@ static void dintattn__convert_range(dintattn__convert_part *c)
     }
 }
 
-static void *dintattn__convert_thread(void *c)
+/* fn(ctx, k) for every k in [0, parts) at once, on a thread each but part 0, which runs on the
+   caller (a thread that cannot start leaves its part to the caller); returns when all are done.
+   The load's parallel loops: a conversion's parts, a copy's. */
+#define DINTATTN__MAX_PARTS 64
+typedef struct dintattn__part {
+    void (*fn)(void *ctx, size_t k);
+    void *ctx;
+    size_t k;
+} dintattn__part;
+
+static void *dintattn__part_thread(void *a)
 {
-    dintattn__convert_range((dintattn__convert_part *)c);
+    const dintattn__part *p = (const dintattn__part *)a;
+    p->fn(p->ctx, p->k);
     return NULL;
 }
 
+static void dintattn__run_parts(size_t parts, void (*fn)(void *ctx, size_t k), void *ctx)
+{
+    dintattn__part part[DINTATTN__MAX_PARTS];
+    pthread_t thread[DINTATTN__MAX_PARTS];
+    int started[DINTATTN__MAX_PARTS];
+    size_t k;
+    DINTATTN_ASSERT(parts <= DINTATTN__MAX_PARTS);
+    for (k = 1; k < parts; k++) {
+        part[k].fn = fn, part[k].ctx = ctx, part[k].k = k;
+        started[k] = pthread_create(&thread[k], NULL, dintattn__part_thread, &part[k]) == 0;
+    }
+    fn(ctx, 0);
+    for (k = 1; k < parts; k++) {
+        if (started[k]) pthread_join(thread[k], NULL);
+        else fn(ctx, k);
+    }
+}
+
+/* The parts a job of n elements takes on the load's threads: one per `unit` elements at most */
+static size_t dintattn__load_parts(const dintattn_model *m, size_t n, size_t unit)
+{
+    size_t parts = (size_t)(m->load_threads > 1 ? m->load_threads : 1);
+    if (parts > DINTATTN__MAX_PARTS) parts = DINTATTN__MAX_PARTS;
+    if (parts > (n + unit - 1) / unit) parts = (n + unit - 1) / unit;
+    return parts < 1 ? 1 : parts;
+}
+
+static void dintattn__convert_part_k(void *ctx, size_t k)
+{
+    dintattn__convert_range((dintattn__convert_part *)ctx + k);
+}
+
 /* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16, Q8 or Q4), in memory
-   the model owns: on the load's threads (a part each; a thread that cannot start leaves its part
-   to the caller), with the CPU's best kernels. */
-#define DINTATTN__CONVERT_MAX_THREADS 64
+   the model owns: on the load's threads, a part each, with the CPU's best kernels. */
 #ifndef DINTATTN__CONVERT_UNIT
 #define DINTATTN__CONVERT_UNIT ((size_t)1 << 18) /* elements a thread converts at least */
 #endif
@@ -2412,12 +2453,11 @@ static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__sour
                                          const char *name, dintattn__mat *M, dintattn_error *err)
 {
     const size_t n = (size_t)M->rows * (size_t)M->cols, block = dintattn__wtypes[to].block;
-    const size_t bits = dintattn__wtypes[to].bits, unit = DINTATTN__CONVERT_UNIT;
-    dintattn__convert_part part[DINTATTN__CONVERT_MAX_THREADS];
-    pthread_t thread[DINTATTN__CONVERT_MAX_THREADS];
-    int started[DINTATTN__CONVERT_MAX_THREADS];
+    const size_t bits = dintattn__wtypes[to].bits, parts = dintattn__load_parts(m, n, DINTATTN__CONVERT_UNIT);
+    const size_t per = (n / parts + 31) / 32 * 32; /* parts of whole blocks */
+    dintattn__convert_part part[DINTATTN__MAX_PARTS];
     dintattn__mat file;
-    size_t parts = (size_t)(m->load_threads > 1 ? m->load_threads : 1), per, k;
+    size_t k;
     void *p = dintattn__own_raw(m, bits >= 8 ? n * (bits / 8) : n / 2, 1);
     float *sc = block ? (float *)dintattn__own_raw(m, n / block, sizeof(float)) : NULL;
     DINTATTN_ASSERT(to != DINTATTN__W_F16);
@@ -2432,23 +2472,14 @@ static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__sour
     }
     if (part[0].view) part[0].to_f32 = dintattn__to_f32_for_cpu(part[0].view->type);
     if (block) part[0].quantize = dintattn__quantize_w_for_cpu();
-    if (parts > DINTATTN__CONVERT_MAX_THREADS) parts = DINTATTN__CONVERT_MAX_THREADS;
-    if (parts > (n + unit - 1) / unit) parts = (n + unit - 1) / unit;
-    if (parts < 1) parts = 1;
-    per = (n / parts + 31) / 32 * 32; /* parts of whole blocks */
-    for (k = 0; k < parts; k++) {
+    for (k = parts; k-- > 0;) {
         part[k] = part[0];
         part[k].i0 = k * per < n ? k * per : n;
         part[k].i1 = (k + 1) * per < n && k + 1 < parts ? (k + 1) * per : n;
         part[k].parts = parts;
         part[k].m = k ? NULL : m;
-        started[k] = k && pthread_create(&thread[k], NULL, dintattn__convert_thread, &part[k]) == 0;
     }
-    dintattn__convert_range(&part[0]);
-    for (k = 1; k < parts; k++) {
-        if (started[k]) pthread_join(thread[k], NULL);
-        else dintattn__convert_range(&part[k]);
-    }
+    dintattn__run_parts(parts, dintattn__convert_part_k, part);
     if (part[0].from != DINTATTN__W_COUNT) dintattn__progress(m, n - part[0].told, part[0].from);
     M->w = p;
     M->scale = sc;
@@ -2736,8 +2767,27 @@ DINTATTN_API double dintattn_mem_available(void)
     return kb > 0 ? kb * 1024 : 0;
 }
 
-/* The mapped file copied into memory the model owns (dintattn_map), in steps of 64 MiB with the
-   load's progress, each step's mapping dropped once copied (its pages stay in the page cache,
+#ifndef DINTATTN__COPY_UNIT
+#define DINTATTN__COPY_UNIT ((size_t)1 << 20) /* bytes a thread copies at least */
+#endif
+
+/* Part k of a copy of n bytes from src to dst, cut into `parts` (of whole 4 KiB pages) */
+typedef struct dintattn__copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t n, parts;
+} dintattn__copy_job;
+
+static void dintattn__copy_part(void *ctx, size_t k)
+{
+    const dintattn__copy_job *c = (const dintattn__copy_job *)ctx;
+    const size_t per = (c->n / c->parts + 4095) / 4096 * 4096, i0 = k * per < c->n ? k * per : c->n;
+    const size_t i1 = k + 1 < c->parts && (k + 1) * per < c->n ? (k + 1) * per : c->n;
+    memcpy(c->dst + i0, c->src + i0, i1 - i0);
+}
+
+/* The mapped file copied into memory the model owns (dintattn_map), on the load's threads, in steps
+   of 64 MiB with the load's progress, each step's mapping dropped once copied (its pages stay in the page cache,
    clean, for the kernel to reclaim). Under AUTO a copy that finds no memory keeps the mapping. */
 static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_load_options *opt, dintattn_error *err)
 {
@@ -2756,7 +2806,9 @@ static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_loa
     }
     for (i = 0; i < f->size; i += step) { /* each step unmapped once copied: the peak is the copy */
         const size_t n = f->size - i < step ? f->size - i : step;
-        memcpy(p + i, f->bytes + i, n);
+        dintattn__copy_job c;
+        c.dst = p + i, c.src = f->bytes + i, c.n = n, c.parts = dintattn__load_parts(m, n, DINTATTN__COPY_UNIT);
+        dintattn__run_parts(c.parts, dintattn__copy_part, &c);
         munmap((unsigned char *)f->map + i, n);
         if (opt && opt->progress) opt->progress(opt->progress_user, (double)(i + n), (double)f->size);
     }
@@ -2775,6 +2827,7 @@ DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintatt
     if ((r = dintattn__check_load_options(opt, err))) return r;
     m = (dintattn_model *)dintattn__calloc(1, sizeof *m);
     if (!m) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
+    m->load_threads = opt && opt->n_threads ? opt->n_threads : 1;
     if ((r = dintattn__file_map(&m->file, path, err)) || (r = dintattn__file_copy(m, opt, err))) {
         dintattn_model_free(m);
         return r;

@@ -12,6 +12,7 @@
 
 #define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
 #define DINTATTN__CONVERT_UNIT 96 /* the fixtures' matrices converted at load in several parts */
+#define DINTATTN__COPY_UNIT 4096   /* and their files copied so */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "test_util.h"
@@ -199,17 +200,19 @@ static void log_progress(void *user, double done, double total)
 /* Weights converted at load on 1, 2 or 5 threads (every matrix cut into parts, 96 elements at
    least: parts of one span, of several, and a last short one) are the same: the same logits bit
    for bit, the same bytes owned; progress only goes forward and ends at the file's size. From
-   F32, BF16 and a Q8 file, to each precision. n_threads outside [0, 1024] is refused. */
+   F32, BF16 and a Q8 file, to each precision, and the files as stored, copied (map COPY: parts
+   of 4 KiB pages). n_threads outside [0, 1024] is refused. */
 static void test_weights_converted_on_threads(void **state)
 {
     static const char *names[] = {"conv_dint_grouped_gqa_f32", "dint_shared_grouped_gqa_bf16", "conv_dint_grouped_gqa_q8file"};
-    static const dintattn_weights kinds[] = {DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    static const dintattn_weights kinds[] = {DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4,
+                                             DINTATTN_WEIGHTS_FILE};
     static const int threads[] = {1, 2, 5};
     static const int prompt[] = {1, 7, 3, 50, 9, 4, 11, 2};
     int f, k, t, bad;
     (void)state;
     for (f = 0; f < 3; f++)
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < 5; k++) {
             float *first = NULL;
             size_t owned = 0, n = 0;
             for (t = 0; t < 3; t++) {
@@ -221,6 +224,7 @@ static void test_weights_converted_on_threads(void **state)
                 job j;
                 memset(&lo, 0, sizeof lo), memset(&log, 0, sizeof log), memset(&j, 0, sizeof j);
                 lo.weights = kinds[k], lo.n_threads = threads[t];
+                lo.map = kinds[k] == DINTATTN_WEIGHTS_FILE ? DINTATTN_MAP_COPY : DINTATTN_MAP_AUTO;
                 lo.progress = log_progress, lo.progress_user = &log;
                 fixture_path(path, sizeof path, names[f], ".safetensors");
                 if (dintattn_model_load(path, &lo, &m, &err)) fail_msg("%s: %s", names[f], err.message);
@@ -232,7 +236,8 @@ static void test_weights_converted_on_threads(void **state)
                 if (j.result) fail_msg("%s: %s", names[f], j.message);
                 assert_int_equal(log.backwards, 0);
                 assert_true(log.done == log.total);
-                if (k != f) assert_true(log.calls > 0); /* names[f] holds kinds[f]: nothing to convert */
+                if (k != f) assert_true(log.calls > 0); /* names[f] holds kinds[f]: nothing to convert; */
+                if (k == 4) assert_true(dintattn_model_owned_bytes(m) >= 5 * 4096); /* the copy, at least 5 parts */
                 if (t == 0) {
                     first = j.logits, owned = dintattn_model_owned_bytes(m);
                 } else {
