@@ -199,7 +199,8 @@ typedef struct dintattn_load_options {
     void (*progress)(void *user, double done, double total);
     void *progress_user;
     dintattn_map map; /* dintattn_model_load only: a buffer of dintattn_model_load_memory is used as it is */
-    int n_threads;    /* threads converting weights (--weights of another precision), 1 to 1024; 0 = 1 */
+    int n_threads;    /* threads converting weights to another precision, or copying the file (map); 0 = 1,
+                         at most 1024 (and 64 at once) */
 } dintattn_load_options;
 
 /* The loops a session runs: the best the CPU has up to this level. AUTO is AMX's ceiling;
