@@ -2317,11 +2317,15 @@ static void dintattn__quantize_w(const float *v, size_t n, int bits, void *q, fl
         if (bits == 8) dintattn__quantize_row(v + 32 * b, 32, (signed char *)q + 32 * b, sc + b);
         else dintattn__quantize_block4(v + 32 * b, (unsigned char *)q + 16 * b, sc + b);
 }
-/* The load's conversions on the CPU's best kernels (every level gives the same values):
-   dintattn__kernels.quantize_w, and .to_f32 of a weight type (a matrix's elements at..at+n) */
-typedef void (*dintattn__to_f32_fn)(const dintattn__mat *M, size_t at, size_t n, float *dst);
-static dintattn__quantize_w_fn dintattn__quantize_w_for_cpu(void);
-static dintattn__to_f32_fn dintattn__to_f32_for_cpu(dintattn__wtype type);
+/* The load's conversions run the CPU's best kernels (every level gives the same values): from
+   dintattn__kernels, to_f32 of the source's weight type (a matrix's elements at..at+n), to_bf16
+   (f32 rows rounded to nearest even, padded with zeros to a multiple of 32), quantize_w */
+typedef struct dintattn__load_kernels {
+    void (*to_f32)(const dintattn__mat *M, size_t at, size_t n, float *dst);
+    void (*to_bf16)(const float *x, int cols, uint16_t *out);
+    dintattn__quantize_w_fn quantize_w;
+} dintattn__load_kernels;
+static dintattn__load_kernels dintattn__load_kernels_for_cpu(dintattn__wtype from);
 
 /* The source of a conversion: a file tensor (F32/F16/BF16), a Q8 matrix, or doubles (merged
    Shared-DIFF factors). out[0..n) = its elements i.., as f32, whole spans at a time where the data
@@ -2363,9 +2367,8 @@ static void dintattn__progress(dintattn_model *m, size_t n, dintattn__wtype type
 typedef struct dintattn__convert_part {
     dintattn_model *m;                      /* the caller's part, or NULL */
     const dintattn__source *src;
-    const dintattn__mat *view;              /* a matrix as stored, read by to_f32 (or NULL: src) */
-    dintattn__to_f32_fn to_f32;
-    dintattn__quantize_w_fn quantize;
+    const dintattn__mat *view;              /* a matrix as stored, read by K.to_f32 (or NULL: src) */
+    dintattn__load_kernels K;
     dintattn__wtype to, from;
     void *p;
     float *sc;
@@ -2381,12 +2384,14 @@ static void dintattn__convert_range(dintattn__convert_part *c)
         span = c->i1 - i < 1024 ? c->i1 - i : 1024; /* parts start at multiples of 32, and for Q8
                                                         and Q4 n is a multiple of 32: so is span */
         f = c->to == DINTATTN__W_F32 ? (float *)c->p + i : v;
-        if (c->to_f32) c->to_f32(c->view, i, span, f);
+        if (c->view) c->K.to_f32(c->view, i, span, f);
         else dintattn__source_span(c->src, i, span, f);
-        if (c->to == DINTATTN__W_BF16)
-            for (k = 0; k < span; k++) ((uint16_t *)c->p)[i + k] = dintattn__f32_to_bf16(v[k]);
-        else if (c->to != DINTATTN__W_F32)
-            c->quantize(v, span, (int)bits, (unsigned char *)c->p + i * bits / 8, c->sc + i / 32);
+        if (c->to == DINTATTN__W_BF16) { /* whole blocks of 32 (to_bf16 pads to them), then the rest */
+            c->K.to_bf16(v, (int)(span / 32 * 32), (uint16_t *)c->p + i);
+            for (k = span / 32 * 32; k < span; k++) ((uint16_t *)c->p)[i + k] = dintattn__f32_to_bf16(v[k]);
+        } else if (c->to != DINTATTN__W_F32) {
+            c->K.quantize_w(v, span, (int)bits, (unsigned char *)c->p + i * bits / 8, c->sc + i / 32);
+        }
         mine += span;
         if (c->m && c->from != DINTATTN__W_COUNT && mine * c->parts - c->told >= ((size_t)1 << 24)) {
             const size_t seen = mine * c->parts < c->n ? mine * c->parts : c->n;
@@ -2471,8 +2476,7 @@ static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__sour
         file.rows = M->rows, file.cols = M->cols, file.w = src->t->data, file.type = part[0].from;
         part[0].view = &file;
     }
-    if (part[0].view) part[0].to_f32 = dintattn__to_f32_for_cpu(part[0].view->type);
-    if (block) part[0].quantize = dintattn__quantize_w_for_cpu();
+    part[0].K = dintattn__load_kernels_for_cpu(part[0].view ? part[0].view->type : DINTATTN__W_F32);
     for (k = parts; k-- > 0;) {
         part[k] = part[0];
         part[k].i0 = k * per < n ? k * per : n;
@@ -5597,14 +5601,12 @@ static const dintattn__kernels *dintattn__kernels_for(dintattn_kernels want)
 #endif
 }
 
-static dintattn__quantize_w_fn dintattn__quantize_w_for_cpu(void)
+static dintattn__load_kernels dintattn__load_kernels_for_cpu(dintattn__wtype from)
 {
-    return dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->quantize_w;
-}
-
-static dintattn__to_f32_fn dintattn__to_f32_for_cpu(dintattn__wtype type)
-{
-    return dintattn__kernels_for(DINTATTN_KERNELS_AUTO)->w[type].to_f32;
+    const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AUTO);
+    dintattn__load_kernels L;
+    L.to_f32 = K->w[from].to_f32, L.to_bf16 = K->to_bf16, L.quantize_w = K->quantize_w;
+    return L;
 }
 
 

@@ -264,6 +264,67 @@ static void test_weights_converted_on_threads(void **state)
     }
 }
 
+/* Each matrix a load converts on 3 threads (parts of 96 elements and more) holds what the portable
+   conversion of the file's values gives, element by element: f32 as is, bf16 rounded by
+   dintattn__f32_to_bf16 (matrices whose size is no multiple of 32 too), Q8 and Q4 bytes and scales
+   of dintattn__quantize_w (rows a multiple of 32 long; others stay as stored). */
+static void test_converted_weights_are_the_portable_conversion(void **state)
+{
+    static const char *names[] = {"diff_odd_sizes_f32", "dint_shared_grouped_gqa_bf16", "conv_dint_grouped_gqa_f32"};
+    static const dintattn_weights kinds[] = {DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16, DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    int f, k, l, t, odd = 0, checked = 0;
+    (void)state;
+    for (f = 0; f < 3; f++)
+        for (k = 0; k < 4; k++) {
+            char path[256];
+            dintattn_load_options lo;
+            dintattn_model *file = NULL, *m = NULL;
+            dintattn_error err;
+            memset(&lo, 0, sizeof lo);
+            fixture_path(path, sizeof path, names[f], ".safetensors");
+            lo.qk_form = DINTATTN_QK_FACTORED; /* every matrix comes from the file */
+            if (dintattn_model_load(path, &lo, &file, &err)) fail_msg("%s: %s", names[f], err.message);
+            lo.weights = kinds[k], lo.n_threads = 3;
+            if (dintattn_model_load(path, &lo, &m, &err)) fail_msg("%s: %s", names[f], err.message);
+            for (l = -1; l < dintattn_model_config(m)->n_layers; l++)
+                for (t = 0; t < DINTATTN__N_TSPECS; t++) {
+                    const dintattn__tspec *ts = &dintattn__tensors[t];
+                    const dintattn__mat *a, *b;
+                    size_t n, i;
+                    float *v, *sc;
+                    unsigned char *q;
+                    if (ts->per_layer != (l >= 0) || ts->held_as != DINTATTN__AS_MATRIX || !dintattn__tspec_present(&m->cfg, ts))
+                        continue;
+                    a = (const dintattn__mat *)dintattn__tspec_field(file, ts, l < 0 ? 0 : l);
+                    b = (const dintattn__mat *)dintattn__tspec_field(m, ts, l < 0 ? 0 : l);
+                    if (b->w == a->w) continue; /* read in place: nothing converted */
+                    n = (size_t)a->rows * (size_t)a->cols;
+                    v = (float *)malloc(n * sizeof(float)), q = (unsigned char *)malloc(n * 4), sc = (float *)malloc(n * sizeof(float));
+                    assert_true(v && q && sc);
+                    for (i = 0; i < n; i++) v[i] = dintattn__w_elem(a, i);
+                    if (b->type == DINTATTN__W_F32) {
+                        assert_memory_equal(b->w, v, n * sizeof(float));
+                    } else if (b->type == DINTATTN__W_BF16) {
+                        for (i = 0; i < n; i++)
+                            if (((const uint16_t *)b->w)[i] != dintattn__f32_to_bf16(v[i]))
+                                fail_msg("%s as bf16: element %zu of %zu", names[f], i, n);
+                        odd += n % 32 != 0;
+                    } else {
+                        const int bits = b->type == DINTATTN__W_Q8 ? 8 : 4;
+                        assert_int_equal(b->type, kinds[k] == DINTATTN_WEIGHTS_Q8 ? DINTATTN__W_Q8 : DINTATTN__W_Q4);
+                        dintattn__quantize_w(v, n, bits, q, sc);
+                        assert_memory_equal(b->w, q, n * bits / 8);
+                        assert_memory_equal(b->scale, sc, n / 32 * sizeof(float));
+                    }
+                    checked++;
+                    free(v), free(q), free(sc);
+                }
+            dintattn_model_free(m);
+            dintattn_model_free(file);
+        }
+    assert_true(checked > 100 && odd > 0);
+}
+
 static void test_tokenizer_shared_by_four_threads(void **state)
 {
     static const char *texts[N_WORKERS] = {
@@ -308,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_shipped_model_shared_by_four_threads),
         cmocka_unit_test(test_tokenizer_shared_by_four_threads),
         cmocka_unit_test(test_weights_converted_on_threads),
+        cmocka_unit_test(test_converted_weights_are_the_portable_conversion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
