@@ -1,15 +1,20 @@
 /* Allocation failure: with DINTATTN_MALLOC/REALLOC/FREE overridden by an allocator that fails after k
    successful calls, loading a model and creating a session must fail with DINTATTN_ERR_NOMEM
-   and free everything, for every k until they succeed. Also proves DINTATTN_STATIC builds. */
+   and free everything, for every k until they succeed. Also proves DINTATTN_STATIC builds. And
+   with every new block filled with NaN bytes, the logits are what they are on fresh blocks: no
+   result reads memory the library did not write (converted weights, copies, the session's). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <string.h>
+#include <math.h>
 
 static long budget = -1; /* successful allocations left; -1 = unlimited */
 static long live;        /* blocks allocated and not yet freed */
+static int poison;       /* != 0: new blocks filled with 0xFF bytes (NaN as floats) */
 
 static void *failing_malloc(size_t n)
 {
@@ -18,6 +23,7 @@ static void *failing_malloc(size_t n)
     if (budget > 0) budget--;
     p = malloc(n);
     if (p) live++;
+    if (p && poison) memset(p, 0xFF, n);
     return p;
 }
 
@@ -160,9 +166,66 @@ static void test_tokenizer_allocation_failure_is_an_error_not_a_crash(void **sta
     dintattn_model_free(m);
 }
 
+/* The logits of 5 prompt tokens and 3 decoded ones, malloc'ed */
+static float *logits_of(const char *path, dintattn_weights weights, dintattn_map map, int n_threads, int *vocab)
+{
+    const int ids[5] = {1, 2, 3, 5, 8};
+    dintattn_model *m = NULL;
+    dintattn_session *s = NULL;
+    dintattn_load_options lo;
+    dintattn_session_options so;
+    dintattn_error err;
+    float *out;
+    int t, V;
+    memset(&lo, 0, sizeof lo);
+    memset(&so, 0, sizeof so);
+    lo.weights = weights, lo.map = map, lo.n_threads = n_threads;
+    so.n_threads = n_threads, so.n_ctx = 16;
+    if (dintattn_model_load(path, &lo, &m, &err) || dintattn_session_new(m, &so, &s, &err)) fail_msg("%s: %s", path, err.message);
+    V = *vocab = dintattn_model_config(m)->vocab_size;
+    out = (float *)malloc(sizeof(float) * 8 * (size_t)V);
+    assert_non_null(out);
+    assert_int_equal(dintattn_prefill(s, ids, 5, out, 1, &err), DINTATTN_OK);
+    for (t = 0; t < 3; t++) assert_int_equal(dintattn_decode(s, 7 + t, out + (size_t)(5 + t) * V, &err), DINTATTN_OK);
+    dintattn_session_free(s);
+    dintattn_model_free(m);
+    return out;
+}
+
+static void test_nothing_reads_memory_it_did_not_write(void **state)
+{
+    static const char *paths[] = {"tests/fixtures/conv_dint_grouped_gqa_f32.safetensors",
+                                  "tests/fixtures/dint_shared_grouped_gqa_bf16.safetensors",
+                                  "tests/fixtures/conv_dint_grouped_gqa_q8file.safetensors",
+                                  "tests/fixtures/diff_odd_sizes_f32.safetensors"};
+    static const dintattn_weights kinds[] = {DINTATTN_WEIGHTS_FILE, DINTATTN_WEIGHTS_F32, DINTATTN_WEIGHTS_BF16,
+                                             DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    int f, k, threads, V, i;
+    (void)state;
+    for (f = 0; f < 4; f++)
+        for (k = 0; k < 5; k++)
+            for (threads = 1; threads <= 3; threads += 2) {
+                const dintattn_map map = k == 0 ? DINTATTN_MAP_COPY : DINTATTN_MAP_AUTO;
+                float *fresh, *poisoned;
+                poison = 0;
+                fresh = logits_of(paths[f], kinds[k], map, threads, &V);
+                poison = 1;
+                poisoned = logits_of(paths[f], kinds[k], map, threads, &V);
+                poison = 0;
+                for (i = 0; i < 8 * V; i++) assert_true(isfinite(fresh[i]));
+                if (memcmp(fresh, poisoned, sizeof(float) * 8 * (size_t)V))
+                    fail_msg("%s as %s on %d threads: logits differ on poisoned memory", paths[f],
+                             dintattn_weights_name(kinds[k]), threads);
+                free(fresh);
+                free(poisoned);
+            }
+    assert_int_equal(live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_allocation_failure_is_an_error_not_a_crash),
-                                       cmocka_unit_test(test_tokenizer_allocation_failure_is_an_error_not_a_crash)};
+                                       cmocka_unit_test(test_tokenizer_allocation_failure_is_an_error_not_a_crash),
+                                       cmocka_unit_test(test_nothing_reads_memory_it_did_not_write)};
     return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
 }
