@@ -397,9 +397,21 @@ static void test_activation_quantization(void **state)
     for (i = 64; i < 96; i++) assert_int_equal(q[i], 0); /* no float -> int of inf * 0 */
 }
 
-/* Every level's quantize_x gives dintattn__quantize_x's bytes and floats: blocks of every scale
-   (tiny ones whose 127 / max|x| overflows, zeros, signed zeros, exact halves of a step), and
-   blocks holding NaN or an infinity. */
+/* n floats (n >= 320) in blocks of 32 for the quantizers' tests: blocks of every scale, tiny ones
+   (block 3) whose 127 / max|x| overflows, signed zeros (4), exact halves of a step (5), odd halves
+   (6: ties), and blocks holding NaN (7) or an infinity (8, 9). */
+static void fill_quantizer_blocks(float *x, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (float)pow(10.0, (i / 32) % 13 - 6);
+    for (i = 32 * 3; i < 32 * 4; i++) x[i] = 1e-39f * (float)(i % 7); /* max|x| < 2^-120 */
+    for (i = 32 * 4; i < 32 * 5; i++) x[i] = i % 2 ? 0.0f : -0.0f;
+    for (i = 32 * 5; i < 32 * 6; i++) x[i] = (float)(i % 32 - 16) * 0.5f * (32.0f / 127.0f) * (i % 3 ? 1 : -1);
+    for (i = 32 * 6; i < 32 * 7; i++) x[i] = (float)((i % 32) * 2 + 1) / 254.0f;
+    x[32 * 7 + 3] = NAN, x[32 * 8 + 30] = -INFINITY, x[32 * 9] = INFINITY;
+}
+
+/* Every level's quantize_x gives dintattn__quantize_x's bytes and floats on fill_quantizer_blocks. */
 static void test_activation_quantization_levels_agree(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
@@ -408,12 +420,7 @@ static void test_activation_quantization_levels_agree(void **state)
     signed char q[2][N];
     int i, lv;
     (void)state;
-    for (i = 0; i < N; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (float)pow(10.0, (i / 32) % 13 - 6);
-    for (i = 32 * 3; i < 32 * 4; i++) x[i] = 1e-39f * (float)(i % 7);  /* max|x| < 2^-120 */
-    for (i = 32 * 4; i < 32 * 5; i++) x[i] = i % 2 ? 0.0f : -0.0f;
-    for (i = 32 * 5; i < 32 * 6; i++) x[i] = (float)(i % 32 - 16) * 0.5f * (32.0f / 127.0f) * (i % 3 ? 1 : -1);
-    for (i = 32 * 6; i < 32 * 7; i++) x[i] = (float)((i % 32) * 2 + 1) / 254.0f; /* odd halves: ties */
-    x[32 * 7 + 3] = NAN, x[32 * 8 + 30] = -INFINITY, x[32 * 9] = INFINITY;
+    fill_quantizer_blocks(x, N);
     dintattn__quantize_x(x, N, q[0], s[0], c[0]);
     for (lv = 0; lv < 3; lv++) {
         const dintattn__kernels *K = dintattn__kernels_for(levels[lv]);
@@ -429,9 +436,8 @@ static void test_activation_quantization_levels_agree(void **state)
 }
 
 /* Every level's quantize_w (the load's Q8 / Q4 conversion) gives dintattn__quantize_w's bytes and
-   scales: blocks of every scale, tiny ones whose reciprocal overflows, signed zeros, ties, largest
-   magnitudes held twice with either sign first (Q4's m is the first), in either half of the block,
-   denormals, near FLT_MAX, NaN and infinities. */
+   scales: on fill_quantizer_blocks, Q4's ties, largest magnitudes held twice with either sign first
+   (Q4's m is the first), in either half of the block, denormals, near FLT_MAX. */
 static void test_weight_quantization_levels_agree(void **state)
 {
     static const dintattn_kernels levels[] = {DINTATTN_KERNELS_PORTABLE, DINTATTN_KERNELS_AVX2, DINTATTN_KERNELS_AVX512};
@@ -440,13 +446,8 @@ static void test_weight_quantization_levels_agree(void **state)
     unsigned char q[2][N];
     int i, lv, bits;
     (void)state;
-    for (i = 0; i < N; i++) x[i] = (float)sin(0.37 * i * i + 1.0) * (float)pow(10.0, (i / 32) % 13 - 6);
-    for (i = 32 * 3; i < 32 * 4; i++) x[i] = 1e-39f * (float)(i % 7); /* max|x| < 2^-120 */
-    for (i = 32 * 4; i < 32 * 5; i++) x[i] = i % 2 ? 0.0f : -0.0f;
-    for (i = 32 * 5; i < 32 * 6; i++) x[i] = (float)(i % 32 - 16) * 0.5f * (32.0f / 127.0f) * (i % 3 ? 1 : -1);
-    for (i = 32 * 6; i < 32 * 7; i++) x[i] = (float)((i % 32) * 2 + 1) / 254.0f; /* odd halves: ties */
-    for (i = 32 * 7; i < 32 * 8; i++) x[i] = (float)((i % 32) - 16) / 16.0f;     /* Q4's ties: m = -1 */
-    x[32 * 8 + 3] = NAN, x[32 * 9 + 30] = -INFINITY, x[32 * 10] = INFINITY;
+    fill_quantizer_blocks(x, N);
+    for (i = 32 * 10; i < 32 * 11; i++) x[i] = (float)((i % 32) - 16) / 16.0f; /* Q4's ties: m = -1 */
     for (i = 32 * 11; i < 32 * 15; i++) x[i] = 0.1f * (float)sin(i);
     x[32 * 11 + 2] = -5.0f, x[32 * 11 + 20] = 5.0f;  /* the same magnitude twice, the negative first */
     x[32 * 12 + 4] = 5.0f, x[32 * 12 + 9] = -5.0f;
@@ -468,7 +469,7 @@ static void test_weight_quantization_levels_agree(void **state)
                              s[1][i], s[0][i]);
         }
     }
-    assert_true(s[0][4] == 0.0f && signbit(s[0][4]) && isnan(s[0][8])); /* Q4: m = +0, d = 0 / -8 */
+    assert_true(s[0][4] == 0.0f && signbit(s[0][4]) && isnan(s[0][7])); /* Q4: m = +0, d = 0 / -8 */
     assert_true(s[0][11] == 5.0f / 8.0f && s[0][12] == -5.0f / 8.0f);
 }
 
