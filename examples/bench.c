@@ -138,7 +138,7 @@ static const char *usage =
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
     "  --gen M       tokens decoded after the prompt (default 128)\n"
-    "  --threads T   session threads and OpenBLAS threads; also the bandwidth and peak tests\n"
+    "  --threads T   session, load and OpenBLAS threads; also the bandwidth and peak tests\n"
     "                (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the prompt's length up to 512)\n"
     "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"

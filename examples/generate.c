@@ -53,7 +53,7 @@ static const char *usage =
     "  --min-p M           drop tokens below M x p(most likely); 0 = off (default 0.05)\n"
     "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1.1)\n"
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
-    "  --threads T         decode threads (default 2)\n"
+    "  --threads T         threads for decode, prompts and converting weights at load (default 2)\n"
     "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
     "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"

@@ -47,7 +47,7 @@ static const char *usage =
     "  --host H         address to listen on (default 127.0.0.1)\n"
     "  --port P         port (default 8080; 0 picks a free one, named on stderr)\n"
     "  --ctx N          session context in tokens (default: min(the model's max_seq_len, 4096))\n"
-    "  --threads T      decode threads (default 2)\n"
+    "  --threads T      threads for decode, prompts and converting weights at load (default 2)\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
     "  --weights W      hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
     "  --map M          auto (default), file or copy: where weights kept as stored are read;\n"
