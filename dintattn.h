@@ -195,7 +195,7 @@ typedef struct dintattn_load_options {
        multi-gigabyte model takes minutes): `done` bytes of the file's weights converted so far,
        of the file's `total` bytes, and once more with done == total when the load ends if it
        converted any; NULL: not called. dintattn_progress_stderr is one. A copy (map) reports
-       its bytes the same way, ending with done == total. */
+       its bytes the same way, ending with done == total. Always on the thread that loads. */
     void (*progress)(void *user, double done, double total);
     void *progress_user;
     dintattn_map map; /* dintattn_model_load only: a buffer of dintattn_model_load_memory is used as it is */
