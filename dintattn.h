@@ -2449,11 +2449,12 @@ static void dintattn__convert_part_k(void *ctx, size_t k)
     dintattn__convert_range((dintattn__convert_part *)ctx + k);
 }
 
-/* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16, Q8 or Q4), in memory
-   the model owns: on the load's threads, a part each, with the CPU's best kernels. */
 #ifndef DINTATTN__CONVERT_UNIT
 #define DINTATTN__CONVERT_UNIT ((size_t)1 << 18) /* elements a thread converts at least */
 #endif
+
+/* M ([rows, cols] set) converted from `src` into weight type `to` (F32, BF16, Q8 or Q4), in memory
+   the model owns: on the load's threads, a part each, with the CPU's best kernels. */
 static dintattn_result dintattn__convert(dintattn_model *m, const dintattn__source *src, dintattn__wtype to,
                                          const char *name, dintattn__mat *M, dintattn_error *err)
 {
@@ -2709,6 +2710,10 @@ static dintattn_result dintattn__build(dintattn_model *m, const dintattn_load_op
     return DINTATTN_OK;
 }
 
+static dintattn_result dintattn__file_copy(dintattn_model *m, const dintattn_load_options *opt, dintattn_error *err);
+
+/* The rest of a load once the file's bytes are in m->file: copied first if the load option map
+   says so (a mapped file only), then parsed, checked and built. */
 static dintattn_result dintattn__model_finish(dintattn_model *m, const dintattn_load_options *opt,
                                               dintattn_model **out, dintattn_error *err)
 {
@@ -2717,8 +2722,9 @@ static dintattn_result dintattn__model_finish(dintattn_model *m, const dintattn_
     m->progress = opt ? opt->progress : NULL;
     m->progress_user = opt ? opt->progress_user : NULL;
     m->load_threads = opt && opt->n_threads ? opt->n_threads : 1;
-    if ((r = dintattn__file_parse(&m->file, err)) || (r = dintattn__read_config(m, err)) ||
-        (r = dintattn__validate(m, opt && opt->check_finite, err)) || (r = dintattn__build(m, opt, err))) {
+    if ((r = dintattn__file_copy(m, opt, err)) || (r = dintattn__file_parse(&m->file, err)) ||
+        (r = dintattn__read_config(m, err)) || (r = dintattn__validate(m, opt && opt->check_finite, err)) ||
+        (r = dintattn__build(m, opt, err))) {
         dintattn_model_free(m);
         return r;
     }
@@ -2831,8 +2837,7 @@ DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintatt
     if ((r = dintattn__check_load_options(opt, err))) return r;
     m = (dintattn_model *)dintattn__calloc(1, sizeof *m);
     if (!m) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
-    m->load_threads = opt && opt->n_threads ? opt->n_threads : 1;
-    if ((r = dintattn__file_map(&m->file, path, err)) || (r = dintattn__file_copy(m, opt, err))) {
+    if ((r = dintattn__file_map(&m->file, path, err))) {
         dintattn_model_free(m);
         return r;
     }
