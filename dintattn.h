@@ -3450,7 +3450,8 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 }
 
 /* Prefill's packed panels (dintattn__gemm_unit; the kernels are AVX-512's): DINTATTN__PANEL rows
-   a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations. The int8 panel holds per
+   a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations (f32 activations: the
+   panels below DINTATTN__GB_NT). The int8 panel holds per
    block of 32 columns 8 groups x 2 vectors x 16 rows of 4 signed bytes (the weights as integers),
    then the 32 rows' scales, then their offsets -128 * sum(w); the tokens' block per 32 columns: 8
    groups x GQ_NT of 4 unsigned bytes (q + 128), then GQ_NT d. The bf16 panel holds per pair of
@@ -3458,6 +3459,13 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__PANEL 32
 #define DINTATTN__GQ_NT 6
 #define DINTATTN__GB_NT 12
+/* The f32 panels (f32 activations) are taller and their blocks of tokens shorter: 48 rows against
+   8 tokens, 24 accumulators fed by 3 loads of rows and 8 broadcasts a column, where 32 rows x 12
+   tokens took 2 and 12, 14 loads for the same 24 FMAs. Microbenchmark, one Ice Lake core, slices
+   of 512 and 2560 columns in L2, each kernel's best of 100-150 rounds alternated with a
+   register-only FMA loop (2026-11-28, about 23:40 UTC): 32 x 12 at 0.79-0.86 of that peak, 48 x 8 at 0.87-1.01. */
+#define DINTATTN__PANEL_F32 48
+#define DINTATTN__GF_NT 8
 #define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32): whole slices */
 #define DINTATTN__AMX_NT 32 /* tokens of a block on AMX tiles */
 #ifndef DINTATTN__AMX_ROWS_A
@@ -4757,40 +4765,38 @@ DINTATTN__BF16 static void dintattn__pack_b16(const dintattn__mat *M, int r0, vo
     memset(out + 32 * np, 0, sizeof(uint32_t) * 32 * ((16 - np % 16) % 16));
 }
 
-/* One block of 12 tokens against a packed panel of 32 rows, 24 vectors of accumulators over the
-   whole row: out[t * 32 + i]. A group is GROUP columns (bf16: a pair; f32: one), each the panel's
-   32 rows' 32-bit words, then the 12 tokens' (ELEM); TOKEN(t) adds token t's group to c0t, c1t. */
+/* One block of 12 tokens' bf16 pairs against a packed bf16 panel of 32 rows, 24 vectors of
+   accumulators over the whole row: out[t * 32 + i]. Per pair of columns the panel's 32 rows'
+   words, then the 12 tokens'. */
 #define DINTATTN__P12_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t
 #define DINTATTN__P12_STORE(t) _mm512_storeu_ps(out + 32 * (t), c0##t), _mm512_storeu_ps(out + 32 * (t) + 16, c1##t)
-#define DINTATTN__PANEL12(name, TARGET, ELEM, GROUP, TOKEN)                                                    \
-    TARGET static void name(const void *panel, int cols, const void *xblk, float *out)                       \
-    {                                                                                                        \
-        const uint32_t *pk = (const uint32_t *)panel;                                                        \
-        const ELEM *xp = (const ELEM *)xblk;                                                                 \
-        const int ng = (cols + (GROUP) - 1) / (GROUP);                                                       \
-        int g;                                                                                               \
-        DINTATTN__P12_DECL(0); DINTATTN__P12_DECL(1); DINTATTN__P12_DECL(2); DINTATTN__P12_DECL(3);          \
-        DINTATTN__P12_DECL(4); DINTATTN__P12_DECL(5); DINTATTN__P12_DECL(6); DINTATTN__P12_DECL(7);          \
-        DINTATTN__P12_DECL(8); DINTATTN__P12_DECL(9); DINTATTN__P12_DECL(10); DINTATTN__P12_DECL(11);        \
-        for (g = 0; g < ng; g++, pk += 32, xp += 12) {                                                       \
-            const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);                    \
-            _mm_prefetch((const char *)xp + DINTATTN__PF_TOKENS, _MM_HINT_T0);                               \
-            TOKEN(0); TOKEN(1); TOKEN(2); TOKEN(3); TOKEN(4); TOKEN(5);                                      \
-            TOKEN(6); TOKEN(7); TOKEN(8); TOKEN(9); TOKEN(10); TOKEN(11);                                    \
-        }                                                                                                    \
-        DINTATTN__P12_STORE(0), DINTATTN__P12_STORE(1), DINTATTN__P12_STORE(2), DINTATTN__P12_STORE(3);      \
-        DINTATTN__P12_STORE(4), DINTATTN__P12_STORE(5), DINTATTN__P12_STORE(6), DINTATTN__P12_STORE(7);      \
-        DINTATTN__P12_STORE(8), DINTATTN__P12_STORE(9), DINTATTN__P12_STORE(10), DINTATTN__P12_STORE(11);    \
-    }
 #define DINTATTN__GB_TOKEN(t)                                                                                \
     do {                                                                                                     \
         const __m512i x_ = _mm512_set1_epi32((int)xp[t]);                                                    \
         c0##t = DINTATTN__DPBF16(c0##t, w0, x_), c1##t = DINTATTN__DPBF16(c1##t, w1, x_);                    \
     } while (0)
-DINTATTN__PANEL12(dintattn__panel_b16, DINTATTN__BF16, uint32_t, 2, DINTATTN__GB_TOKEN)
+DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, const void *xblk, float *out)
+{
+    const uint32_t *pk = (const uint32_t *)panel, *xp = (const uint32_t *)xblk;
+    const int ng = (cols + 1) / 2;
+    int g;
+    DINTATTN__P12_DECL(0); DINTATTN__P12_DECL(1); DINTATTN__P12_DECL(2); DINTATTN__P12_DECL(3);
+    DINTATTN__P12_DECL(4); DINTATTN__P12_DECL(5); DINTATTN__P12_DECL(6); DINTATTN__P12_DECL(7);
+    DINTATTN__P12_DECL(8); DINTATTN__P12_DECL(9); DINTATTN__P12_DECL(10); DINTATTN__P12_DECL(11);
+    for (g = 0; g < ng; g++, pk += 32, xp += DINTATTN__GB_NT) {
+        const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);
+        _mm_prefetch((const char *)xp + DINTATTN__PF_TOKENS, _MM_HINT_T0);
+        DINTATTN__GB_TOKEN(0); DINTATTN__GB_TOKEN(1); DINTATTN__GB_TOKEN(2); DINTATTN__GB_TOKEN(3);
+        DINTATTN__GB_TOKEN(4); DINTATTN__GB_TOKEN(5); DINTATTN__GB_TOKEN(6); DINTATTN__GB_TOKEN(7);
+        DINTATTN__GB_TOKEN(8); DINTATTN__GB_TOKEN(9); DINTATTN__GB_TOKEN(10); DINTATTN__GB_TOKEN(11);
+    }
+    DINTATTN__P12_STORE(0), DINTATTN__P12_STORE(1), DINTATTN__P12_STORE(2), DINTATTN__P12_STORE(3);
+    DINTATTN__P12_STORE(4), DINTATTN__P12_STORE(5), DINTATTN__P12_STORE(6), DINTATTN__P12_STORE(7);
+    DINTATTN__P12_STORE(8), DINTATTN__P12_STORE(9), DINTATTN__P12_STORE(10), DINTATTN__P12_STORE(11);
+}
 
 /* F32 activations (precision EXACT, and AUTO on F32 / BF16 / F16 weights): F32, BF16 and F16 rows
-   r0..r0+31 packed as f32, per column the 32 rows' values (BF16 and F16 widened exactly). Each 16
+   r0..r0+47 packed as f32, per column the 48 rows' values (BF16 and F16 widened exactly). Each 16
    rows' first columns are read 64 bytes a row and transposed in registers, the last (up to 15 f32
    or 31 16-bit columns) gathered a column at a time: a 16-token prompt of the 2.7B model packs
    every weight for a block or two of tokens, where gathers alone took longer than the products
@@ -4814,36 +4820,37 @@ DINTATTN__VNNI static void dintattn__pack_f32(const dintattn__mat *M, int r0, vo
     float *out = (float *)panel;
     size_t k;
     int j, i;
-    for (j = 0; j < 2; j++) {
+    for (j = 0; j < DINTATTN__PANEL_F32 / 16; j++) {
         const int r = r0 + 16 * j;
         __mmask16 m;
         const unsigned char *w = dintattn__half_panel(M, r, rb, &m);
+        float *o = out + 16 * j; /* column k of these 16 rows at o + 48 k */
         for (k = 0; k < wide; k += per) { /* word i of the 16 rows: f32 column k + i, or 16-bit k + 2i, k + 2i + 1 */
             __m512i v[16], t[16];
             DINTATTN__LOAD_T16(v, t, w, rb, m, es * k);
             for (i = 0; i < 16; i++) {
-                if (es == 4) _mm512_storeu_si512(out + 32 * (k + (size_t)i) + 16 * j, v[i]);
-                else dintattn__pack_pair(M->type, v[i], out + 32 * (k + 2 * (size_t)i) + 16 * j, out + 32 * (k + 2 * (size_t)i + 1) + 16 * j);
+                if (es == 4) _mm512_storeu_si512(o + DINTATTN__PANEL_F32 * (k + (size_t)i), v[i]);
+                else dintattn__pack_pair(M->type, v[i], o + DINTATTN__PANEL_F32 * (k + 2 * (size_t)i), o + DINTATTN__PANEL_F32 * (k + 2 * (size_t)i + 1));
             }
         }
         if (es == 4) {
             for (; k < K; k++)
-                _mm512_storeu_ps(out + 32 * k + 16 * j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, step, w + 4 * k, 1));
+                _mm512_storeu_ps(o + DINTATTN__PANEL_F32 * k, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, step, w + 4 * k, 1));
             continue;
         }
         for (; k + 2 <= K; k += 2)
             dintattn__pack_pair(M->type, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, step, w + 2 * k, 1),
-                                out + 32 * k + 16 * j, out + 32 * (k + 1) + 16 * j);
+                                o + DINTATTN__PANEL_F32 * k, o + DINTATTN__PANEL_F32 * (k + 1));
         if (K % 2) /* the odd last column, one row at a time */
             for (i = 0; i < 16; i++)
-                out[32 * (K - 1) + 16 * j + i] = r + i < M->rows ? dintattn__wtypes[M->type].elem(M, (size_t)(r + i) * K + K - 1) : 0.0f;
+                o[DINTATTN__PANEL_F32 * (K - 1) + i] = r + i < M->rows ? dintattn__wtypes[M->type].elem(M, (size_t)(r + i) * K + K - 1) : 0.0f;
     }
 }
 
-/* A block of DINTATTN__GB_NT tokens' f32 activations (rows ldx apart; the first n, the rest
+/* A block of DINTATTN__GF_NT tokens' f32 activations (rows ldx apart; the first n, the rest
    zero) packed for the f32 panels: per column, each token's value, with `bf16` rounded to bf16 as
    dintattn__f32_to_bf16 rounds (DINTATTN__ACT_BF16_F32). 16 columns at a time: the block's rows
-   (12 tokens, then 4 of zeros) transposed, each column's 12 values stored. */
+   (8 tokens, then 8 of zeros) transposed, each column's 8 values stored. */
 DINTATTN__AVX512 static void dintattn__pack_xf_avx512(const float *x, size_t ldx, int n, int cols, int bf16, float *o)
 {
     int k, t;
@@ -4851,47 +4858,59 @@ DINTATTN__AVX512 static void dintattn__pack_xf_avx512(const float *x, size_t ldx
         const __mmask16 m = DINTATTN__ROWMASK(cols - k);
         __m512i v[16], s[16];
         for (t = 0; t < 16; t++) {
-            v[t] = t < n && t < DINTATTN__GB_NT ? _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + k))
+            v[t] = t < n && t < DINTATTN__GF_NT ? _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + k))
                                                 : _mm512_setzero_si512();
             if (bf16) v[t] = _mm512_slli_epi32(dintattn__bf16_round16(v[t]), 16);
         }
         DINTATTN__TRANSPOSE16(v, s);
         for (t = 0; t < 16 && k + t < cols; t++)
-            _mm512_mask_storeu_ps(o + (size_t)(k + t) * DINTATTN__GB_NT, 0x0FFF, _mm512_castsi512_ps(v[t]));
+            _mm256_storeu_ps(o + (size_t)(k + t) * DINTATTN__GF_NT, _mm512_castps512_ps256(_mm512_castsi512_ps(v[t])));
     }
 }
 
+/* One block of DINTATTN__GF_NT tokens (or its first 4) against a packed f32 panel of 48 rows over
+   `cols` columns: 3 vectors of rows x the tokens in accumulators, out[t * 48 + i]; each sum one
+   chain of FMAs down the columns, so the 4-token kernel's sums are the 8-token kernel's, bit for
+   bit. Two columns a step, with one prefetch of the tokens' stream (64 bytes: two columns). */
+#define DINTATTN__GF_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t, c2##t = c0##t
+#define DINTATTN__GF_STORE(t)                                                                                \
+    _mm512_storeu_ps(out + 48 * (t), c0##t), _mm512_storeu_ps(out + 48 * (t) + 16, c1##t),                   \
+        _mm512_storeu_ps(out + 48 * (t) + 32, c2##t)
 #define DINTATTN__GF_TOKEN(t)                                                                                \
     do {                                                                                                     \
         const __m512 x_ = _mm512_set1_ps(xp[t]);                                                             \
-        c0##t = _mm512_fmadd_ps(_mm512_castsi512_ps(w0), x_, c0##t);                                         \
-        c1##t = _mm512_fmadd_ps(_mm512_castsi512_ps(w1), x_, c1##t);                                         \
+        c0##t = _mm512_fmadd_ps(w0, x_, c0##t);                                                              \
+        c1##t = _mm512_fmadd_ps(w1, x_, c1##t);                                                              \
+        c2##t = _mm512_fmadd_ps(w2, x_, c2##t);                                                              \
     } while (0)
-DINTATTN__PANEL12(dintattn__panel_f32, DINTATTN__VNNI, float, 1, DINTATTN__GF_TOKEN)
-/* ... and for the first 4 or 8 tokens of the block only (a prompt's last few): each token's sums
-   the 12-token kernel's, bit for bit (the same chain of FMAs), in a third or two thirds of its
-   time */
-#define DINTATTN__PANEL_F32_FEW(name, DECL, TOKENS, STORE)                                                    \
+#define DINTATTN__GF_COLUMN(TOKENS)                                                                          \
+    do {                                                                                                     \
+        const __m512 w0 = _mm512_loadu_ps(pk), w1 = _mm512_loadu_ps(pk + 16), w2 = _mm512_loadu_ps(pk + 32); \
+        TOKENS;                                                                                              \
+        pk += DINTATTN__PANEL_F32, xp += DINTATTN__GF_NT;                                                    \
+    } while (0)
+#define DINTATTN__GF_KERNEL(name, DECL, TOKENS, STORE)                                                        \
     DINTATTN__VNNI static void name(const void *panel, int cols, const void *xblk, float *out)                \
     {                                                                                                        \
-        const uint32_t *pk = (const uint32_t *)panel;                                                        \
-        const float *xp = (const float *)xblk;                                                               \
+        const float *pk = (const float *)panel, *xp = (const float *)xblk;                                   \
         int g;                                                                                               \
         DECL;                                                                                                \
-        for (g = 0; g < cols; g++, pk += 32, xp += DINTATTN__GB_NT) {                                        \
-            const __m512i w0 = _mm512_loadu_si512(pk), w1 = _mm512_loadu_si512(pk + 16);                    \
-            TOKENS;                                                                                          \
+        for (g = 0; g + 2 <= cols; g += 2) {                                                                 \
+            _mm_prefetch((const char *)xp + DINTATTN__PF_TOKENS, _MM_HINT_T0);                               \
+            DINTATTN__GF_COLUMN(TOKENS);                                                                     \
+            DINTATTN__GF_COLUMN(TOKENS);                                                                     \
         }                                                                                                    \
+        if (g < cols) DINTATTN__GF_COLUMN(TOKENS);                                                           \
         STORE;                                                                                               \
     }
 #define DINTATTN__P4(M) M(0); M(1); M(2); M(3)
 #define DINTATTN__P4S(M) M(0), M(1), M(2), M(3)
 #define DINTATTN__P8(M) M(0); M(1); M(2); M(3); M(4); M(5); M(6); M(7)
 #define DINTATTN__P8S(M) M(0), M(1), M(2), M(3), M(4), M(5), M(6), M(7)
-DINTATTN__PANEL_F32_FEW(dintattn__panel_f32_4, DINTATTN__P4(DINTATTN__P12_DECL), DINTATTN__P4(DINTATTN__GF_TOKEN),
-                        DINTATTN__P4S(DINTATTN__P12_STORE))
-DINTATTN__PANEL_F32_FEW(dintattn__panel_f32_8, DINTATTN__P8(DINTATTN__P12_DECL), DINTATTN__P8(DINTATTN__GF_TOKEN),
-                        DINTATTN__P8S(DINTATTN__P12_STORE))
+DINTATTN__GF_KERNEL(dintattn__panel_f32, DINTATTN__P8(DINTATTN__GF_DECL), DINTATTN__P8(DINTATTN__GF_TOKEN),
+                    DINTATTN__P8S(DINTATTN__GF_STORE))
+DINTATTN__GF_KERNEL(dintattn__panel_f32_4, DINTATTN__P4(DINTATTN__GF_DECL), DINTATTN__P4(DINTATTN__GF_TOKEN),
+                    DINTATTN__P4S(DINTATTN__GF_STORE))
 
 /* A block's n f32 sums of one slice (a multiple of 8) added into its double sums (`first`: set),
    and, with `out`, the totals rounded to f32 there: the f32 panels and AMX's tiles alike */
@@ -4906,17 +4925,16 @@ DINTATTN__AVX512 static void dintattn__add_slice(const float *o, int n, double *
     }
 }
 
-/* dintattn__panel_f32 over one slice of columns for the block's first nt tokens (1..12; past
-   the kernel's 4, 8 or 12 the sums and outputs untouched), its f32 sums added into the block's double sums
-   (`first`: set), and, with `out`, the totals rounded to f32 there (same layout, t * 32 + i) */
+/* dintattn__panel_f32 over one slice of columns for the block's first nt tokens (1..8; past the
+   kernel's 4 or 8 the sums and outputs untouched), its f32 sums added into the block's double sums
+   (`first`: set), and, with `out`, the totals rounded to f32 there (same layout, t * 48 + i) */
 DINTATTN__VNNI static void dintattn__panel_f32_slice(const void *panel, int cols, const void *xblk, int nt, double *sum,
                                                      int first, float *out)
 {
-    float o[DINTATTN__PANEL * DINTATTN__GB_NT];
+    float o[DINTATTN__PANEL_F32 * DINTATTN__GF_NT];
     if (nt <= 4) dintattn__panel_f32_4(panel, cols, xblk, o);
-    else if (nt <= 8) dintattn__panel_f32_8(panel, cols, xblk, o);
     else dintattn__panel_f32(panel, cols, xblk, o);
-    dintattn__add_slice(o, DINTATTN__PANEL * (nt <= 4 ? 4 : nt <= 8 ? 8 : DINTATTN__GB_NT), sum, first, out);
+    dintattn__add_slice(o, DINTATTN__PANEL_F32 * (nt <= 4 ? 4 : DINTATTN__GF_NT), sum, first, out);
 }
 
 #if !defined(DINTATTN_NO_AMX) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
@@ -6481,17 +6499,18 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->xt1, uint32_t,
                         dintattn__mul(Bx < DINTATTN__AMX_ROWS_A ? Bx : (DINTATTN__AMX_ROWS_A + 31) / 32 * 32, b && s->amx ? s->xq_ld / 2 : 0, overflow));
         /* packed panels and tokens, for prefill (dintattn__gemm_unit): a panel of 32 rows is at most
-           64 bytes a column (bf16 pairs, int8), 128 in f32 */
+           64 bytes a column (bf16 pairs, int8), one of 48 f32 rows 192 */
         {
             const size_t Bq = (B + DINTATTN__GQ_NT - 1) / DINTATTN__GQ_NT, Bb = (B + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
+            const size_t Bf = (B + DINTATTN__GF_NT - 1) / DINTATTN__GF_NT;
             const size_t f = B > 1 && dintattn__prefill_f32(s) & 1 ? s->xq_ld : 0;
             DINTATTN__CARVE(s->xpq, int32_t, B > 1 ? DINTATTN__MUL3(Bq, q / 32, DINTATTN__GQ_X_BLOCK) : 0);
             DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
-            DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bb, f, DINTATTN__GB_NT));
+            DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bf, f, DINTATTN__GF_NT));
             /* every block's sums of a panel wider than a span (dintattn__gemm_unit_f32) */
-            s->psum_ld = f > DINTATTN__F32_SPAN ? dintattn__mul(Bb, DINTATTN__PANEL * DINTATTN__GB_NT, overflow) : 0;
+            s->psum_ld = f > DINTATTN__F32_SPAN ? dintattn__mul(Bf, DINTATTN__PANEL_F32 * DINTATTN__GF_NT, overflow) : 0;
             DINTATTN__CARVE(s->psum, double, dintattn__mul((size_t)s->n_threads, s->psum_ld, overflow));
-            s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 128, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
+            s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 4 * DINTATTN__PANEL_F32, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
             if (x3 || (b && s->amx)) /* DINTATTN__AMX_GROUP bf16 panels on AMX (dintattn__gemm_unit_amx) */
                 s->pack_ld = dintattn__mul(s->xq_ld, 64 * DINTATTN__AMX_GROUP, overflow);
             DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
@@ -7088,14 +7107,29 @@ static void dintattn__gemm(dintattn_session *s, int n, const dintattn__product *
     }
 }
 
-/* Prefill on packed panels: a unit is one panel of DINTATTN__PANEL rows of one product, packed
-   by the thread that takes it and run against every block of the chunk's packed tokens (on AMX
-   tiles up to DINTATTN__AMX_GROUP panels, dintattn__gemm_unit_amx). */
+/* Prefill on packed panels: a unit is one panel of one product (DINTATTN__PANEL_F32 rows on f32
+   activations, DINTATTN__PANEL on others), packed by the thread that takes it and run against
+   every block of the chunk's packed tokens (on AMX tiles up to DINTATTN__AMX_GROUP panels,
+   dintattn__gemm_unit_amx). */
+static int dintattn__f32_act(int act) { return act == DINTATTN__ACT_F32 || act == DINTATTN__ACT_BF16_F32; }
+
 static int dintattn__unit_panels(const dintattn_session *s, const dintattn__product *p)
 {
     const int panels = (p->M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
     /* groups only where every thread still gets two units or more */
     return p->where == DINTATTN__ON_AMX && panels >= 2 * s->n_threads * DINTATTN__AMX_GROUP ? DINTATTN__AMX_GROUP : 1;
+}
+
+/* The rows of one unit of p's panels */
+static int dintattn__unit_rows(const dintattn_session *s, const dintattn__product *p)
+{
+    return dintattn__f32_act(p->act) ? DINTATTN__PANEL_F32 : DINTATTN__PANEL * dintattn__unit_panels(s, p);
+}
+
+/* The tokens of one block of the chunk's activations prepared for `act` (dintattn__act_unit) */
+static int dintattn__block_tokens(int act)
+{
+    return act == DINTATTN__ACT_INT8 ? DINTATTN__GQ_NT : dintattn__f32_act(act) ? DINTATTN__GF_NT : DINTATTN__GB_NT;
 }
 
 typedef struct dintattn__gemm_job {
@@ -7116,7 +7150,7 @@ typedef struct dintattn__gemm_job {
 #ifndef DINTATTN__F32_KC
 #define DINTATTN__F32_KC 512 /* the other products' slices */
 #endif
-/* A panel wider than DINTATTN__F32_SPAN columns (128 bytes a column: 512 KB) would not stay in L2
+/* A panel wider than DINTATTN__F32_SPAN columns (192 bytes a column: 768 KB) would not stay in L2
    beside the tokens' blocks, so such a row is taken a span at a time, every block of tokens
    against each span, their double sums kept between spans in `sums` (the thread's psum): the
    same additions in the same order. The 12.7B's w_down (16384 columns: a 2 MB panel), FAST on the
@@ -7127,27 +7161,27 @@ static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__p
 {
     const int K = p->M->cols, slice = p->y64 ? DINTATTN_QK_KC : DINTATTN__F32_KC;
     const int span = K > DINTATTN__F32_SPAN && sums ? DINTATTN__F32_SPAN : K;
-    float out[DINTATTN__PANEL * DINTATTN__GB_NT];
-    double one[DINTATTN__PANEL * DINTATTN__GB_NT];
+    float out[DINTATTN__PANEL_F32 * DINTATTN__GF_NT];
+    double one[DINTATTN__PANEL_F32 * DINTATTN__GF_NT];
     int t0, t, k0, k1, i;
     s->k->w[p->M->type].packf(p->M, r0, panel);
     for (k1 = 0; k1 < K; k1 += span) {
         const float *xp = s->xpf;
-        for (t0 = 0; t0 < n; t0 += DINTATTN__GB_NT, xp += (size_t)K * DINTATTN__GB_NT) {
-            double *sum = span < K ? sums + (size_t)(t0 / DINTATTN__GB_NT) * DINTATTN__PANEL * DINTATTN__GB_NT : one;
+        for (t0 = 0; t0 < n; t0 += DINTATTN__GF_NT, xp += (size_t)K * DINTATTN__GF_NT) {
+            double *sum = span < K ? sums + (size_t)(t0 / DINTATTN__GF_NT) * DINTATTN__PANEL_F32 * DINTATTN__GF_NT : one;
             for (k0 = k1; k0 < K && k0 < k1 + span; k0 += slice) {
                 const int kc = K - k0 < slice ? K - k0 : slice;
-                s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL, kc, xp + (size_t)k0 * DINTATTN__GB_NT,
+                s->k->panelf((const float *)panel + (size_t)k0 * DINTATTN__PANEL_F32, kc, xp + (size_t)k0 * DINTATTN__GF_NT,
                              n - t0, sum, !k0, k0 + kc < K || p->y64 ? NULL : out);
             }
             if (k1 + span < K) continue; /* the row's sums are not complete yet */
-            for (t = t0; t < t0 + DINTATTN__GB_NT && t < n; t++) {
-                const double *v = sum + (t - t0) * DINTATTN__PANEL;
+            for (t = t0; t < t0 + DINTATTN__GF_NT && t < n; t++) {
+                const double *v = sum + (t - t0) * DINTATTN__PANEL_F32;
                 if (p->y64) {
                     for (i = 0; i < rows; i++) p->y64[(size_t)t * p->ldy + r0 + i] = v[i];
                     continue;
                 }
-                dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
+                dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL_F32, rows);
             }
         }
     }
@@ -7281,18 +7315,19 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     int k = 0, r0, rows, nt, t0, t;
     while (unit >= job->first[k + 1]) k++;
     p = &job->p[k];
-    r0 = (int)(unit - job->first[k]) * DINTATTN__PANEL * dintattn__unit_panels(s, p);
-    rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
+    r0 = (int)(unit - job->first[k]) * dintattn__unit_rows(s, p);
 #ifdef DINTATTN__HAVE_AMX
     if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
         dintattn__gemm_unit_amx(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
         return;
     }
 #endif
-    if (p->act == DINTATTN__ACT_F32 || p->act == DINTATTN__ACT_BF16_F32) {
+    if (dintattn__f32_act(p->act)) {
+        rows = p->M->rows - r0 < DINTATTN__PANEL_F32 ? p->M->rows - r0 : DINTATTN__PANEL_F32;
         dintattn__gemm_unit_f32(s, p, panel, s->psum ? s->psum + (size_t)tid * s->psum_ld : NULL, r0, rows, job->n);
         return;
     }
+    rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
     s->k->w[p->M->type].pack(p->M, r0, panel);
     if (p->act == DINTATTN__ACT_INT8) {
         nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
@@ -7427,7 +7462,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     const dintattn__act_job *job = (const dintattn__act_job *)ctx;
     const dintattn_session *s = job->s;
     const size_t ld = s->xq_ld;
-    const int int8 = job->act == DINTATTN__ACT_INT8, nt = int8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+    const int int8 = job->act == DINTATTN__ACT_INT8, nt = dintattn__block_tokens(job->act);
     const int t0 = (int)unit * nt;
     dintattn__xq xq[DINTATTN__GQ_NT];
     const uint16_t *xb[DINTATTN__GB_NT];
@@ -7440,9 +7475,9 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
         return;
     }
 #endif
-    if (job->act == DINTATTN__ACT_F32 || job->act == DINTATTN__ACT_BF16_F32) {
+    if (dintattn__f32_act(job->act)) {
         s->k->packxf(job->x + (size_t)t0 * job->ldx, job->ldx, job->n - t0 < nt ? job->n - t0 : nt, job->cols,
-                     job->act == DINTATTN__ACT_BF16_F32, s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GB_NT);
+                     job->act == DINTATTN__ACT_BF16_F32, s->xpf + (size_t)unit * (size_t)job->cols * DINTATTN__GF_NT);
         return;
     }
     for (t = t0; t < t0 + nt && t < job->n; t++) {
@@ -7488,7 +7523,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
         if ((q[k].act != DINTATTN__ACT_F32 || panels) && q[k].x != prepared[q[k].act]) {
             /* the batch's products share one input of each kind: quantized, rounded or packed once */
             dintattn__act_job aj;
-            const int nt = q[k].act == DINTATTN__ACT_INT8 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+            const int nt = dintattn__block_tokens(q[k].act);
             DINTATTN_ASSERT(!prepared[q[k].act] && (size_t)q[k].M->cols <= s->xq_ld);
             aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
             /* the panels' token blocks; AMX reads the bf16 rows as they are (an input's products
@@ -7511,7 +7546,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             continue;
         }
         if (panels) {
-            const int unit_rows = DINTATTN__PANEL * dintattn__unit_panels(s, &q[k]);
+            const int unit_rows = dintattn__unit_rows(s, &q[k]);
             g[ng] = q[k];
             gj.first[ng + 1] = gj.first[ng] + (q[k].M->rows + unit_rows - 1) / unit_rows;
             gbytes += dintattn__mat_bytes(q[k].M);

@@ -727,7 +727,8 @@ typedef struct panel_tokens {
     const float *XF;                        /* [32][cols] */
 } panel_tokens;
 
-/* Rows r0..r0+31 of M packed, and one block of tokens against them, as prefill runs them: by the
+/* Rows r0.. of M packed (a panel: 48 rows on f32 activations, else 32), and one block of tokens
+   against them, as prefill runs them: by the
    AVX-512 kernels (amx 0) on tokens packed as the session packs them, or on AMX tiles (amx 1,
    any type but F32: Q8 / Q4 rows rounded to bf16) reading the tokens' bf16 rows as the session
    holds them (32 rows, zero past n and past the columns); 0 where this build or CPU has no such
@@ -755,8 +756,8 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
 #endif
     }
     if (tk->f32) {
-        float xpf[MAXC * DINTATTN__GB_NT];
-        double sum[DINTATTN__PANEL * DINTATTN__GB_NT];
+        float xpf[MAXC * DINTATTN__GF_NT];
+        double sum[DINTATTN__PANEL_F32 * DINTATTN__GF_NT];
         K->packxf(tk->XF, (size_t)tk->cols, tk->n, tk->cols, 0, xpf);
         K->w[M->type].packf(M, r0, panel);
         K->panelf(panel, tk->cols, xpf, tk->n, sum, 1, out); /* one slice: its sums rounded back to f32 */
@@ -810,24 +811,24 @@ static int run_panel(const dintattn__kernels *K, const dintattn__mat *M, int r0,
 /* The AVX-512 level's packed panels (prefill's GEMM) against its row kernels, which the tests
    above hold to integer dots and double sums: Q8 and Q4 rows of 1, 2, 3 and 5 blocks on int8
    activations; BF16 and F16 rows of 1 to 70 columns (an odd last column pairs with a zero) on
-   bf16 activations; F32, BF16 and F16 rows on f32 activations; 1 to 45 rows (a second panel; rows
-   past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the Q8,
+   bf16 activations; F32, BF16 and F16 rows on f32 activations; 1 to 61 rows (a second panel of 32
+   or 48 rows; rows past the matrix), and a block's tokens all present or only one; where the CPU has AMX, the Q8,
    Q4, BF16 and F16 panels on its tiles too (blocks of 32 tokens of bf16 activations; Q8 and Q4
    against dotb on a BF16 matrix of their elements, each rounded to bf16), and BF16 on f32
    activations split into three bf16 parts (against the f32 row kernel, as the f32 panels). */
 static void test_packed_panels_match_row_kernels(void **state)
 {
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
-    static const int row_counts[] = {1, 16, 17, 32, 45}, blocks[] = {1, 2, 3, 5};
+    static const int row_counts[] = {1, 16, 17, 32, 45, 48, 61}, blocks[] = {1, 2, 3, 5};
     /* Q8, Q4 (int8 activations), BF16, F16 (bf16), F32, BF16, F16 (f32) */
     static const dintattn__wtype types[] = {DINTATTN__W_Q8, DINTATTN__W_Q4, DINTATTN__W_BF16, DINTATTN__W_F16,
                                             DINTATTN__W_F32, DINTATTN__W_BF16, DINTATTN__W_F16};
-    enum { MAXR = 45, MAXC = 160, NT = 32 };
+    enum { MAXR = 61, MAXC = 160, NT = 32 };
     static float w[MAXR * MAXC], x[NT * MAXC], wsc[MAXR * MAXC / 32], xs[NT][MAXC / 32], xc[NT][MAXC / 32];
     static signed char w8[MAXR * MAXC], xq[NT][MAXC];
     static unsigned char w4[MAXR * MAXC / 2];
     static uint16_t wb[MAXR * MAXC], wh[MAXR * MAXC], xb[NT][MAXC], wqb[MAXR * MAXC];
-    void *panel = malloc(128 * MAXC);
+    void *panel = malloc(4 * DINTATTN__PANEL_F32 * MAXC);
     float out[DINTATTN__PANEL * 32];
     int kind, ci, ri, i, t, r0, amx, checked = 0, amx_checked = 0, bf16 = 0;
     (void)state;
@@ -870,16 +871,17 @@ static void test_packed_panels_match_row_kernels(void **state)
             }
             tk.cols = cols, tk.f32 = kind >= 4, tk.XF = x;
             for (amx = 0; amx < 2; amx++) {
-                const int block = amx ? DINTATTN__AMX_NT : kind < 2 ? DINTATTN__GQ_NT : DINTATTN__GB_NT;
+                const int block = amx ? DINTATTN__AMX_NT : kind < 2 ? DINTATTN__GQ_NT : kind < 4 ? DINTATTN__GB_NT : DINTATTN__GF_NT;
+                const int prows = kind >= 4 && !amx ? DINTATTN__PANEL_F32 : DINTATTN__PANEL; /* a panel's rows */
                 for (tk.n = 1; tk.n <= block; tk.n += block - 1)
-                    for (ri = 0; ri < 5; ri++)
-                        for (M.rows = row_counts[ri], r0 = 0; r0 < M.rows; r0 += DINTATTN__PANEL) {
+                    for (ri = 0; ri < 7; ri++)
+                        for (M.rows = row_counts[ri], r0 = 0; r0 < M.rows; r0 += prows) {
                             if (!run_panel(K, &M, r0, panel, &tk, amx, out)) continue;
                             amx_checked += amx;
                             for (t = 0; t < tk.n; t++)
-                                for (i = r0; i < M.rows && i < r0 + DINTATTN__PANEL; i++) {
+                                for (i = r0; i < M.rows && i < r0 + prows; i++) {
                                     double mag = 0;
-                                    float want, got = out[t * DINTATTN__PANEL + i - r0];
+                                    float want, got = out[t * prows + i - r0];
                                     int k;
                                     if (kind < 2 && amx) {
                                         K->dotb(&MB, (size_t)i, tk.XB + t, 1, &want);
@@ -906,8 +908,8 @@ static void test_packed_panels_match_row_kernels(void **state)
             }
         }
     assert_true(checked > (bf16 ? 10000 : 5000));
-#ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2), for each column count, type and token count */
-    assert_int_equal(amx_checked, dintattn__amx_ready() ? (3 * 70 + 2 * 4) * 2 * 6 : 0);
+#ifdef DINTATTN__HAVE_AMX /* per row count its panels (1, 1, 1, 1, 2, 2, 2), for each column count, type and token count */
+    assert_int_equal(amx_checked, dintattn__amx_ready() ? (3 * 70 + 2 * 4) * 2 * 10 : 0);
 #endif
     free(panel);
 }
@@ -1036,7 +1038,7 @@ static void test_b16_panels_pack_their_pairs(void **state)
 static void test_bf16_rounding_levels_agree(void **state)
 {
     enum { COLS = 999, PAD = 1024 };
-    static float x[COLS], blk[DINTATTN__GB_NT * COLS + 16];
+    static float x[COLS], blk[DINTATTN__GF_NT * COLS + 16];
     static uint16_t a[PAD], b[PAD];
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
     int n, bf16, t, bad = 0;
@@ -1062,18 +1064,18 @@ static void test_bf16_rounding_levels_agree(void **state)
     K->to_bf16(x, COLS, b);
     assert_memory_equal(a, b, sizeof a);
     /* token t's row is x from column t (rows COLS / 16 apart, so they differ) */
-    for (n = 5; n <= DINTATTN__GB_NT; n += DINTATTN__GB_NT - 5)
+    for (n = 5; n <= DINTATTN__GF_NT; n += DINTATTN__GF_NT - 5)
         for (bf16 = 0; bf16 < 2; bf16++) {
-            const int cols = COLS - 15 * DINTATTN__GB_NT, ldx = 15;
+            const int cols = COLS - 15 * DINTATTN__GF_NT, ldx = 15;
             for (i = 0; i < (int)(sizeof blk / sizeof blk[0]); i++) blk[i] = -7.0f;
             K->packxf(x, (size_t)ldx, n, cols, bf16, blk);
             for (i = 0; i < cols; i++)
-                for (t = 0; t < DINTATTN__GB_NT; t++) {
+                for (t = 0; t < DINTATTN__GF_NT; t++) {
                     const float v = t < n ? x[t * ldx + i] : 0.0f;
                     const float want = bf16 ? dintattn__bf16_to_f32(dintattn__f32_to_bf16(v)) : v;
-                    bad += memcmp(&blk[i * DINTATTN__GB_NT + t], &want, 4) != 0;
+                    bad += memcmp(&blk[i * DINTATTN__GF_NT + t], &want, 4) != 0;
                 }
-            for (i = cols * DINTATTN__GB_NT; i < (int)(sizeof blk / sizeof blk[0]); i++) bad += blk[i] != -7.0f;
+            for (i = cols * DINTATTN__GF_NT; i < (int)(sizeof blk / sizeof blk[0]); i++) bad += blk[i] != -7.0f;
         }
     assert_int_equal(bad, 0);
 }
@@ -1084,13 +1086,13 @@ static void test_bf16_rounding_levels_agree(void **state)
    short panels and blocks of tokens; and they are the product. */
 static void test_f32_panel_spans(void **state)
 {
-    enum { COLS = DINTATTN__F32_SPAN + 709, ROWS = 40, N = 29 };
+    enum { COLS = DINTATTN__F32_SPAN + 709, ROWS = 60, N = 29 };
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
-    const int nb = (N + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
+    const int nb = (N + DINTATTN__GF_NT - 1) / DINTATTN__GF_NT;
     float *W = (float *)malloc(sizeof(float) * ROWS * COLS), *X = (float *)malloc(sizeof(float) * N * COLS);
-    float *xpf = (float *)calloc((size_t)nb * COLS * DINTATTN__GB_NT, sizeof(float));
-    float *panel = (float *)malloc(sizeof(float) * DINTATTN__PANEL * COLS), y[2][N * ROWS];
-    double *sums = (double *)malloc(sizeof(double) * nb * DINTATTN__PANEL * DINTATTN__GB_NT), y64[2][N * ROWS];
+    float *xpf = (float *)calloc((size_t)nb * COLS * DINTATTN__GF_NT, sizeof(float));
+    float *panel = (float *)malloc(sizeof(float) * DINTATTN__PANEL_F32 * COLS), y[2][N * ROWS];
+    double *sums = (double *)malloc(sizeof(double) * nb * DINTATTN__PANEL_F32 * DINTATTN__GF_NT), y64[2][N * ROWS];
     dintattn_session *s = (dintattn_session *)calloc(1, sizeof *s);
     dintattn__mat M;
     int i, t, r0, way, q, bad = 0;
@@ -1101,14 +1103,14 @@ static void test_f32_panel_spans(void **state)
     for (i = 0; i < N * COLS; i++) X[i] = (float)cos(0.11 * i) * (1.0f + (float)(i % 13) / 13.0f);
     M.w = W, M.scale = NULL, M.rows = ROWS, M.cols = COLS, M.type = DINTATTN__W_F32;
     s->k = K, s->xpf = xpf;
-    for (t = 0; t < N; t += DINTATTN__GB_NT)
-        K->packxf(X + (size_t)t * COLS, COLS, N - t < DINTATTN__GB_NT ? N - t : DINTATTN__GB_NT, COLS, 0,
+    for (t = 0; t < N; t += DINTATTN__GF_NT)
+        K->packxf(X + (size_t)t * COLS, COLS, N - t < DINTATTN__GF_NT ? N - t : DINTATTN__GF_NT, COLS, 0,
                   xpf + (size_t)t * COLS);
     for (q = 0; q < 2; q++) /* y (rounded once), then y64 (Q/K) */
         for (way = 0; way < 2; way++) {
             dintattn__product p = q ? dintattn__product_f64(&M, X, y64[way], ROWS) : dintattn__product_f32(&M, X, COLS, y[way], ROWS, 0);
-            for (r0 = 0; r0 < ROWS; r0 += DINTATTN__PANEL)
-                dintattn__gemm_unit_f32(s, &p, panel, way ? sums : NULL, r0, ROWS - r0 < DINTATTN__PANEL ? ROWS - r0 : DINTATTN__PANEL, N);
+            for (r0 = 0; r0 < ROWS; r0 += DINTATTN__PANEL_F32)
+                dintattn__gemm_unit_f32(s, &p, panel, way ? sums : NULL, r0, ROWS - r0 < DINTATTN__PANEL_F32 ? ROWS - r0 : DINTATTN__PANEL_F32, N);
         }
     assert_memory_equal(y[0], y[1], sizeof y[0]);
     assert_memory_equal(y64[0], y64[1], sizeof y64[0]);
@@ -1123,35 +1125,35 @@ static void test_f32_panel_spans(void **state)
     free(W), free(X), free(xpf), free(panel), free(sums), free(s);
 }
 
-/* A block of 8 tokens or fewer (a prompt's last) runs the f32 panel's 4- or 8-token kernel: each
-   token's double sums and rounded outputs equal the 12-token kernel's bit for bit, over one slice
+/* A block of 4 tokens or fewer (a prompt's last) runs the f32 panel's 4-token kernel: each
+   token's double sums and rounded outputs equal the 8-token kernel's bit for bit, over one slice
    and added to a previous one, and the sums and outputs past the kernel's tokens are not written. */
 static void test_f32_panel_short_blocks(void **state)
 {
-    enum { COLS = 301, N = DINTATTN__PANEL * DINTATTN__GB_NT };
+    enum { COLS = 301, N = DINTATTN__PANEL_F32 * DINTATTN__GF_NT };
     const dintattn__kernels *K = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
-    static float W[DINTATTN__PANEL * COLS], X[DINTATTN__GB_NT * COLS], xpf[COLS * DINTATTN__GB_NT],
-        panel[DINTATTN__PANEL * COLS], out[2][N];
+    static float W[DINTATTN__PANEL_F32 * COLS], X[DINTATTN__GF_NT * COLS], xpf[COLS * DINTATTN__GF_NT],
+        panel[DINTATTN__PANEL_F32 * COLS], out[2][N];
     static double sum[2][N];
     dintattn__mat M;
     int i, nt, first, w;
     (void)state;
     if (K->level != DINTATTN_KERNELS_AVX512 || !K->panelf) skip();
-    for (i = 0; i < DINTATTN__PANEL * COLS; i++) W[i] = (float)sin(0.29 * i + 0.003 * (i % 331));
-    for (i = 0; i < DINTATTN__GB_NT * COLS; i++) X[i] = (float)cos(0.13 * i) * (1.0f + (float)(i % 7) / 7.0f);
+    for (i = 0; i < DINTATTN__PANEL_F32 * COLS; i++) W[i] = (float)sin(0.29 * i + 0.003 * (i % 331));
+    for (i = 0; i < DINTATTN__GF_NT * COLS; i++) X[i] = (float)cos(0.13 * i) * (1.0f + (float)(i % 7) / 7.0f);
     memset(&M, 0, sizeof M);
-    M.w = W, M.rows = DINTATTN__PANEL, M.cols = COLS, M.type = DINTATTN__W_F32;
-    K->packxf(X, COLS, DINTATTN__GB_NT, COLS, 0, xpf);
+    M.w = W, M.rows = DINTATTN__PANEL_F32, M.cols = COLS, M.type = DINTATTN__W_F32;
+    K->packxf(X, COLS, DINTATTN__GF_NT, COLS, 0, xpf);
     K->w[M.type].packf(&M, 0, panel);
-    for (nt = 1; nt <= 8; nt++)
+    for (nt = 1; nt <= 4; nt++)
         for (first = 1; first >= 0; first--) {
             for (w = 0; w < 2; w++) {
                 for (i = 0; i < N; i++) sum[w][i] = 0.5 * i, out[w][i] = -3.0f;
-                K->panelf(panel, COLS, xpf, w ? nt : DINTATTN__GB_NT, sum[w], first, out[w]);
+                K->panelf(panel, COLS, xpf, w ? nt : DINTATTN__GF_NT, sum[w], first, out[w]);
             }
-            assert_memory_equal(sum[0], sum[1], sizeof(double) * DINTATTN__PANEL * nt);
-            assert_memory_equal(out[0], out[1], sizeof(float) * DINTATTN__PANEL * nt);
-            for (i = DINTATTN__PANEL * (nt <= 4 ? 4 : 8); i < N; i++) assert_true(sum[1][i] == 0.5 * i && out[1][i] == -3.0f);
+            assert_memory_equal(sum[0], sum[1], sizeof(double) * DINTATTN__PANEL_F32 * nt);
+            assert_memory_equal(out[0], out[1], sizeof(float) * DINTATTN__PANEL_F32 * nt);
+            for (i = DINTATTN__PANEL_F32 * 4; i < N; i++) assert_true(sum[1][i] == 0.5 * i && out[1][i] == -3.0f);
         }
 }
 
