@@ -3450,8 +3450,8 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 }
 
 /* Prefill's packed panels (dintattn__gemm_unit; the kernels are AVX-512's): DINTATTN__PANEL rows
-   a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations (f32 activations: the
-   panels below DINTATTN__GB_NT). The int8 panel holds per
+   a panel, blocks of GQ_NT tokens on int8 and GB_NT on bf16 activations (f32 activations:
+   DINTATTN__PANEL_F32 rows, blocks of GF_NT, below). The int8 panel holds per
    block of 32 columns 8 groups x 2 vectors x 16 rows of 4 signed bytes (the weights as integers),
    then the 32 rows' scales, then their offsets -128 * sum(w); the tokens' block per 32 columns: 8
    groups x GQ_NT of 4 unsigned bytes (q + 128), then GQ_NT d. The bf16 panel holds per pair of
@@ -3463,7 +3463,8 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
    8 tokens, 24 accumulators fed by 3 loads of rows and 8 broadcasts a column, where 32 rows x 12
    tokens took 2 and 12, 14 loads for the same 24 FMAs. Microbenchmark, one Ice Lake core, slices
    of 512 and 2560 columns in L2, each kernel's best of 100-150 rounds alternated with a
-   register-only FMA loop (2026-11-28, about 23:40 UTC): 32 x 12 at 0.79-0.86 of that peak, 48 x 8 at 0.87-1.01. */
+   register-only FMA loop (2026-11-28, about 23:40 UTC): 32 x 12 at 0.73-0.86 of that peak,
+   48 x 8 at 0.87-1.01. */
 #define DINTATTN__PANEL_F32 48
 #define DINTATTN__GF_NT 8
 #define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32): whole slices */
@@ -4874,8 +4875,9 @@ DINTATTN__AVX512 static void dintattn__pack_xf_avx512(const float *x, size_t ldx
    bit. Two columns a step, with one prefetch of the tokens' stream (64 bytes: two columns). */
 #define DINTATTN__GF_DECL(t) __m512 c0##t = _mm512_setzero_ps(), c1##t = c0##t, c2##t = c0##t
 #define DINTATTN__GF_STORE(t)                                                                                \
-    _mm512_storeu_ps(out + 48 * (t), c0##t), _mm512_storeu_ps(out + 48 * (t) + 16, c1##t),                   \
-        _mm512_storeu_ps(out + 48 * (t) + 32, c2##t)
+    _mm512_storeu_ps(out + DINTATTN__PANEL_F32 * (t), c0##t),                                                \
+        _mm512_storeu_ps(out + DINTATTN__PANEL_F32 * (t) + 16, c1##t),                                       \
+        _mm512_storeu_ps(out + DINTATTN__PANEL_F32 * (t) + 32, c2##t)
 #define DINTATTN__GF_TOKEN(t)                                                                                \
     do {                                                                                                     \
         const __m512 x_ = _mm512_set1_ps(xp[t]);                                                             \
