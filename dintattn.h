@@ -7314,28 +7314,29 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     void *panel = s->pack + (size_t)tid * s->pack_ld;
     const unsigned char *xp;
     size_t blk;
-    int k = 0, r0, rows, nt, t0, t;
+    int k = 0, r0, rows, unit_rows, nt, t0, t;
     while (unit >= job->first[k + 1]) k++;
     p = &job->p[k];
-    r0 = (int)(unit - job->first[k]) * dintattn__unit_rows(s, p);
+    unit_rows = dintattn__unit_rows(s, p);
+    r0 = (int)(unit - job->first[k]) * unit_rows;
 #ifdef DINTATTN__HAVE_AMX
     if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
         dintattn__gemm_unit_amx(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
         return;
     }
 #endif
+    rows = p->M->rows - r0 < unit_rows ? p->M->rows - r0 : unit_rows; /* off AMX a unit is one panel */
     if (dintattn__f32_act(p->act)) {
-        rows = p->M->rows - r0 < DINTATTN__PANEL_F32 ? p->M->rows - r0 : DINTATTN__PANEL_F32;
         dintattn__gemm_unit_f32(s, p, panel, s->psum ? s->psum + (size_t)tid * s->psum_ld : NULL, r0, rows, job->n);
         return;
     }
-    rows = p->M->rows - r0 < DINTATTN__PANEL ? p->M->rows - r0 : DINTATTN__PANEL;
     s->k->w[p->M->type].pack(p->M, r0, panel);
+    nt = dintattn__block_tokens(p->act);
     if (p->act == DINTATTN__ACT_INT8) {
-        nt = DINTATTN__GQ_NT, xp = (const unsigned char *)s->xpq;
+        xp = (const unsigned char *)s->xpq;
         blk = sizeof(int32_t) * (size_t)(p->M->cols / 32) * DINTATTN__GQ_X_BLOCK;
     } else {
-        nt = DINTATTN__GB_NT, xp = (const unsigned char *)s->xpb;
+        xp = (const unsigned char *)s->xpb;
         blk = sizeof(uint32_t) * (size_t)((p->M->cols + 1) / 2) * DINTATTN__GB_NT;
     }
     for (t0 = 0; t0 < job->n; t0 += nt, xp += blk) {
