@@ -40,11 +40,12 @@
      peak      register-only microkernels on T pthreads at once, each about 0.2 s, no memory
                traffic, the best of PEAK_PASSES passes over the kinds (a shared machine's cores
                lose tens of percent for seconds at a time; a peak taken once during such a dip
-               made prefills read above 1 of it): f32 FMA (AVX-512F _mm512_fmadd_ps, 12 independent accumulators, 2 FLOPs a
-               lane; else AVX2 + FMA; else plain C), bf16 dot (_mm512_dpbf16_ps: 32 bf16 pairs,
-               64 FLOPs an instruction; needs AVX-512-BF16) and int8 dot (_mm512_dpbusd_epi32: 64
-               u8 x s8 products, 128 ops an instruction; else AVX-VNNI _mm256_dpbusd_avx_epi32, 64
-               ops). What the CPU lacks is printed as "not available".
+               made prefills read above 1 of it): f32 FMA (AVX-512F _mm512_fmadd_ps, 12
+               independent accumulators, 2 FLOPs a lane; else AVX2 + FMA; else plain C), bf16 dot
+               (_mm512_dpbf16_ps: 32 bf16 pairs, 64 FLOPs an instruction; needs AVX-512-BF16) and
+               int8 dot (_mm512_dpbusd_epi32: 64 u8 x s8 products, 128 ops an instruction; else
+               AVX-VNNI _mm256_dpbusd_avx_epi32, 64 ops). What the CPU lacks is printed as "not
+               available".
    From those:
      params    dintattn_model_params: the file's tensors as stored (Shared-DIFF counts its factors);
      weight bytes per decoded token: dintattn_model_weight_bytes, every matrix at the precision it
