@@ -1983,14 +1983,55 @@ static void *dintattn__tspec_field(dintattn_model *m, const dintattn__tspec *ts,
 
 /* --- validation: one complete pass over the file, before anything is built ---------------- */
 
+/* Whether any of elements [i0, i1) of t is NaN or infinite: its exponent's bits all set, tested 8
+   bytes at a time (the 2.7B's 5.4 GB in 1.1-1.7 s on the Ice Lake of 2026-11-29, where one float
+   conversion an element took 10-20 s). The mask holds the exponent's bits in the file's (little-endian) byte
+   order, so that x = word & mask equals it in a lane exactly where the lane is NaN or infinite:
+   then (x ^ mask) has a zero lane, which (v - ones) & ~v & highs finds without false negatives
+   (a false positive would only send the chunk to the exact test). */
+static int dintattn__any_nonfinite(const dintattn__tensor *t, size_t i0, size_t i1)
+{
+    static const unsigned char m16[2][8] = {{0x80, 0x7F, 0x80, 0x7F, 0x80, 0x7F, 0x80, 0x7F},  /* BF16 */
+                                            {0x00, 0x7C, 0x00, 0x7C, 0x00, 0x7C, 0x00, 0x7C}}; /* F16 */
+    static const unsigned char m32[8] = {0x00, 0x00, 0x80, 0x7F, 0x00, 0x00, 0x80, 0x7F};
+    const size_t es = dintattn__dtype_size(t->dtype), per = 8 / es;
+    const uint64_t ones = es == 2 ? 0x0001000100010001u : 0x0000000100000001u;
+    const uint64_t highs = ones << (8 * es - 1);
+    const unsigned char *p = (const unsigned char *)t->data + i0 * es;
+    uint64_t mask, bad = 0, w, v;
+    size_t i;
+    memcpy(&mask, es == 4 ? m32 : m16[t->dtype == DINTATTN__F16], 8);
+    for (i = i0; i + per <= i1; i += per, p += 8) {
+        memcpy(&w, p, 8);
+        v = (w & mask) ^ mask;
+        bad |= (v - ones) & ~v & highs;
+    }
+    if (i < i1) { /* the last elements in a word padded with zeros (finite) */
+        w = 0;
+        memcpy(&w, p, (i1 - i) * es);
+        v = (w & mask) ^ mask;
+        bad |= (v - ones) & ~v & highs;
+    }
+    return bad != 0;
+}
+
+#ifndef DINTATTN__FINITE_CHUNK
+#define DINTATTN__FINITE_CHUNK 4096 /* elements tested at once; the first bad one is then sought */
+#endif
+
 static dintattn_result dintattn__check_finite(const dintattn__tensor *t, const char *name, dintattn_error *err)
 {
-    size_t n = (t->end - t->begin) / dintattn__dtype_size(t->dtype), i;
-    for (i = 0; i < n; i++) {
-        float v = dintattn__elem(t, i);
-        if (!(v - v == 0)) /* NaN or +-infinity */
-            return dintattn__fail(err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %lu is %s", name,
-                                  (unsigned long)i, v != v ? "NaN" : "infinite");
+    const size_t n = (t->end - t->begin) / dintattn__dtype_size(t->dtype);
+    size_t c, i;
+    for (c = 0; c < n; c += DINTATTN__FINITE_CHUNK) {
+        const size_t e = n - c < DINTATTN__FINITE_CHUNK ? n : c + DINTATTN__FINITE_CHUNK;
+        if (!dintattn__any_nonfinite(t, c, e)) continue;
+        for (i = c; i < e; i++) {
+            float v = dintattn__elem(t, i);
+            if (!(v - v == 0)) /* NaN or +-infinity */
+                return dintattn__fail(err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %lu is %s", name,
+                                      (unsigned long)i, v != v ? "NaN" : "infinite");
+        }
     }
     return DINTATTN_OK;
 }

@@ -10,8 +10,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <float.h>
 
 #define DINTATTN_SOLO_BYTES 0 /* every decode job through the thread pool, however small */
+#define DINTATTN__FINITE_CHUNK 101 /* check_finite's chunks: several per tensor, each with a partial last word */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #include "test_util.h"
@@ -154,6 +156,51 @@ static void test_check_finite_f32_and_f16(void **state)
         poke(&f, "tok_embeddings.weight", 7, k == 1 ? INFINITY : NAN);
         assert_int_equal(load_mem(&f, 1, &m, &err), DINTATTN_ERR_NONFINITE);
         assert_non_null(strstr(err.message, "tok_embeddings.weight"));
+        free(f.bytes);
+    }
+}
+
+/* check_finite tests 8 bytes at a time in chunks (DINTATTN__FINITE_CHUNK, 101 here): a NaN or
+   infinity anywhere (first and last element, either side of a chunk's edge, inside a partial last
+   word) is refused, named by its index; the largest finite values, -0, and subnormals are not. */
+static void test_check_finite_every_position(void **state)
+{
+    static const char *const files[] = {"dint_shared_grouped_gqa_bf16", "diff_interleaved_f32", "dint_mean_f16"};
+    const float bad[3] = {NAN, INFINITY, -INFINITY}, good[5] = {FLT_MAX, -FLT_MAX, -0.0f, 1e-40f, -1e-45f};
+    int k, j, b;
+    (void)state;
+    for (k = 0; k < 3; k++) {
+        model_file f = read_model(files[k]);
+        size_t n, at[9];
+        int esize, bf16;
+        (void)tensor_at(&f, "tok_embeddings.weight", &n, &esize, &bf16);
+        assert_true(n > 303);
+        at[0] = 0, at[1] = 1, at[2] = 100, at[3] = 101, at[4] = 102, at[5] = 303, at[6] = n / 2, at[7] = n - 2, at[8] = n - 1;
+        for (j = 0; j < 9; j++) {
+            for (b = 0; b < 3; b++) {
+                model_file g;
+                dintattn_model *m = NULL;
+                dintattn_error err;
+                char want[64];
+                g.size = f.size;
+                g.bytes = (unsigned char *)malloc(f.size);
+                assert_non_null(g.bytes);
+                memcpy(g.bytes, f.bytes, f.size);
+                poke(&g, "tok_embeddings.weight", at[j], bad[b]);
+                assert_int_equal(load_mem(&g, 1, &m, &err), DINTATTN_ERR_NONFINITE);
+                snprintf(want, sizeof want, "element %lu is", (unsigned long)at[j]);
+                if (!strstr(err.message, want)) fail_msg("%s, element %lu: message '%s'", files[k], (unsigned long)at[j], err.message);
+                free(g.bytes);
+            }
+            for (b = 0; b < 5; b++) { /* (F16 files get 1 for each: poke writes no other finite value there) */
+                dintattn_model *m = NULL;
+                dintattn_error err;
+                poke(&f, "tok_embeddings.weight", at[j], good[b]);
+                if (load_mem(&f, 1, &m, &err) != DINTATTN_OK)
+                    fail_msg("%s, element %lu = %g: %s", files[k], (unsigned long)at[j], (double)good[b], err.message);
+                dintattn_model_free(m);
+            }
+        }
         free(f.bytes);
     }
 }
@@ -413,6 +460,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_finite_refuses_nan_and_inf),
         cmocka_unit_test(test_check_finite_f32_and_f16),
+        cmocka_unit_test(test_check_finite_every_position),
         cmocka_unit_test(test_check_finite_accepts_every_fixture),
         cmocka_unit_test(test_check_finite_refuses_infinite_lambda),
         cmocka_unit_test(test_nan_weights_run_without_check),
