@@ -1985,10 +1985,10 @@ static void *dintattn__tspec_field(dintattn_model *m, const dintattn__tspec *ts,
 
 /* Whether any of elements [i0, i1) of t is NaN or infinite: its exponent's bits all set, tested 8
    bytes at a time (the 2.7B's 5.4 GB in 1.1-1.7 s on the Ice Lake of 2026-11-29, where one float
-   conversion an element took 10-20 s). The mask holds the exponent's bits in the file's (little-endian) byte
-   order, so that x = word & mask equals it in a lane exactly where the lane is NaN or infinite:
-   then (x ^ mask) has a zero lane, which (v - ones) & ~v & highs finds without false negatives
-   (a false positive would only send the chunk to the exact test). */
+   conversion an element took 10-20 s). The mask holds the exponent's bits in the file's
+   (little-endian) byte order, so that x = word & mask equals it in a lane exactly where the lane
+   is NaN or infinite: then (x ^ mask) has a zero lane, which (v - ones) & ~v & highs finds
+   without false negatives (a false positive would only send the chunk to the exact test). */
 static int dintattn__any_nonfinite(const dintattn__tensor *t, size_t i0, size_t i1)
 {
     static const unsigned char m16[2][8] = {{0x80, 0x7F, 0x80, 0x7F, 0x80, 0x7F, 0x80, 0x7F},  /* BF16 */
@@ -2029,8 +2029,8 @@ static dintattn_result dintattn__check_finite(const dintattn__tensor *t, const c
         for (i = c; i < e; i++) {
             float v = dintattn__elem(t, i);
             if (!(v - v == 0)) /* NaN or +-infinity */
-                return dintattn__fail(err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %lu is %s", name,
-                                      (unsigned long)i, v != v ? "NaN" : "infinite");
+                return dintattn__fail(err, DINTATTN_ERR_NONFINITE, "tensor '%s' element %llu is %s", name,
+                                      (unsigned long long)i, v != v ? "NaN" : "infinite");
         }
     }
     return DINTATTN_OK;
