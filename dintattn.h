@@ -7062,8 +7062,6 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const dintattn__product *p = &job->p[k];
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
-        const int tiles = !p->swiglu_up && ((p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
-                                            (p->act == DINTATTN__ACT_BF16 && s->k->dotb44));
         if (job->n == 1 && !p->y64) {
             /* a decoded token: the rows straight, without the loop's tests per row and token (in
                them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29) */
@@ -7072,6 +7070,8 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
                                   p->swiglu_up ? dintattn__row_dot(s, p, p->swiglu_up, r, 0) : 0.0f);
             continue;
         }
+        const int tiles = !p->swiglu_up && ((p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
+                                            (p->act == DINTATTN__ACT_BF16 && s->k->dotb44));
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) { /* the unit's rows stay in L1 ... */
             const int t1 = job->n - t0 < DINTATTN__UNIT_TOKENS ? job->n : t0 + DINTATTN__UNIT_TOKENS;
             int rt = r0; /* rows before rt: done in tiles of 4 rows x 4 tokens, but the last tokens */
