@@ -27,16 +27,26 @@ $(BUILD)/test_%: tests/test_%.c tests/test_util.h dintattn.h
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
+# test_engine again with AVX-512 BF16's instructions emulated (tests/emulate_bf16.h): the bf16
+# panels and conversions that AMD's Zen 4 / Zen 5 run, checked on any AVX-512 CPU.
+$(BUILD)/bf16_emulated/test_engine: tests/test_engine.c tests/test_util.h tests/emulate_bf16.h dintattn.h
+	@mkdir -p $(BUILD)/bf16_emulated
+	$(CC) $(WARN) -Werror $(CFLAGS) -include tests/emulate_bf16.h -o $@ $< $(LDLIBS) -lcmocka
+
 # Tests build with -Werror: the header must compile warning-free as C99 and as C++.
 $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
-check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score attention needle)
+check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score attention needle) $(BUILD)/bf16_emulated/test_engine
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
 	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
 	@echo "== test_engine, AVX-512 kernels without AMX's tiles"; DINTATTN_KERNELS=avx512 ./$(BUILD)/test_engine
+	@echo "== test_engine, AVX-512 BF16 emulated (tests/emulate_bf16.h)"; \
+	if grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw avx512vl /proc/cpuinfo; then \
+	    DINTATTN_KERNELS=avx512 ./$(BUILD)/bf16_emulated/test_engine; \
+	else echo "skipped: the CPU has no AVX-512 BW and VL"; fi
 	@echo "== cli"; sh tests/cli.sh $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/bench
 	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
 	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits
