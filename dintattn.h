@@ -7143,11 +7143,11 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
                them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29),
                four at a time where the level has a kernel for four rows. (Q/K rows on f32
                activations sum in double: dot64, in the loop below.) */
+            const dintattn__xq xq = dintattn__xq_row(s, 0);
             void (*const rows4)(const dintattn__mat *, size_t, const dintattn__xq *, float *) =
                 p->act == DINTATTN__ACT_INT8 && (!p->swiglu_up || p->swiglu_up->type == p->M->type)
                     ? s->k->w[p->M->type].dotq_rows4 : NULL;
             for (r = r0; rows4 && r + 4 <= r1; r += 4) {
-                const dintattn__xq xq = dintattn__xq_row(s, 0); /* (int8 activations exist) */
                 float g[4], u[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 int j;
                 rows4(p->M, (size_t)r, &xq, g);
