@@ -4223,28 +4223,6 @@ DINTATTN__VNNI static float dintattn__vnni_offset(const float *sw, const float *
     return _mm512_reduce_add_ps(a);
 }
 
-/* the same for four rows (scales sw, sw + nb, ...) in one pass over c: each row's chain as
-   dintattn__vnni_offset's */
-#define DINTATTN__OFFSET4(LOAD)                                                                              \
-    do {                                                                                                     \
-        const __m512 cv = LOAD(c + b);                                                                       \
-        a0 = _mm512_fmadd_ps(LOAD(sw + b), cv, a0), a1 = _mm512_fmadd_ps(LOAD(sw + nb + b), cv, a1);         \
-        a2 = _mm512_fmadd_ps(LOAD(sw + 2 * nb + b), cv, a2), a3 = _mm512_fmadd_ps(LOAD(sw + 3 * nb + b), cv, a3); \
-    } while (0)
-#define DINTATTN__OFFSET_TAIL(p) _mm512_maskz_loadu_ps(m, (p))
-DINTATTN__VNNI static void dintattn__vnni_offsets4(const float *sw, size_t nb, const float *c, float *out)
-{
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    size_t b = 0;
-    for (; b + 16 <= nb; b += 16) DINTATTN__OFFSET4(_mm512_loadu_ps);
-    if (b < nb) {
-        const __mmask16 m = (__mmask16)((1u << (nb - b)) - 1);
-        DINTATTN__OFFSET4(DINTATTN__OFFSET_TAIL);
-    }
-    out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);
-    out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);
-}
-
 /* dintattn__quantize_x in AVX-512, the same numbers: x * (127 / max|x|) in f32, rounded to
    nearest even (the default rounding of both rintf and vcvtps2dq). A block holding NaN or infinity,
    or too small for 127 / max|x|, goes to the scalar code. */
@@ -4441,42 +4419,38 @@ DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_
    block into four int32 lanes, scaled by w_scale * d of their block. Half the operations per
    weight of unpacking pairs into element order (dintattn__q4_pair): that kernel ran at about 30
    GB/s of weights on one core with its data in cache, this one keeps up with the memory. Two
-   accumulators, eight blocks a step; the last blocks go pair by pair. DINTATTN__Q4_X8 arranges
-   the activations of blocks b..b+7, DINTATTN__Q4_ROW8 adds one row's eight blocks (at w, its
-   scales at sw) into its accumulators a0 and a1. */
-#define DINTATTN__Q4_X8(x, b)                                                                                  \
-    const signed char *q_ = (x)->q + 32 * (b);                                                               \
-    const __m512i p0_ = _mm512_loadu_si512(q_), p1_ = _mm512_loadu_si512(q_ + 64);                           \
-    const __m512i p2_ = _mm512_loadu_si512(q_ + 128), p3_ = _mm512_loadu_si512(q_ + 192);                    \
-    const __m512i xl0 = _mm512_shuffle_i64x2(p0_, p1_, _MM_SHUFFLE(2, 0, 2, 0));                             \
-    const __m512i xh0 = _mm512_shuffle_i64x2(p0_, p1_, _MM_SHUFFLE(3, 1, 3, 1));                             \
-    const __m512i xl1 = _mm512_shuffle_i64x2(p2_, p3_, _MM_SHUFFLE(2, 0, 2, 0));                             \
-    const __m512i xh1 = _mm512_shuffle_i64x2(p2_, p3_, _MM_SHUFFLE(3, 1, 3, 1));                             \
-    const __m128 xs0 = _mm_loadu_ps((x)->s + (b)), xs1 = _mm_loadu_ps((x)->s + (b) + 4)
-#define DINTATTN__Q4_ROW8(w, sw, b, a0, a1, ahead)                                                             \
-    do {                                                                                                     \
-        const __m512i v0_ = _mm512_loadu_si512(w), v1_ = _mm512_loadu_si512((w) + 64);                       \
-        __m512i d0_, d1_;                                                                                    \
-        _mm_prefetch((const char *)(w) + (ahead), DINTATTN__PF_HINT);                                        \
-        _mm_prefetch((const char *)(w) + 64 + (ahead), DINTATTN__PF_HINT);                                   \
-        _mm_prefetch((const char *)((sw) + (b)) + (ahead) / 4, _MM_HINT_T0);                                 \
-        d0_ = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v0_, low), xl0);                  \
-        d0_ = _mm512_dpbusd_epi32(d0_, _mm512_and_si512(_mm512_srli_epi16(v0_, 4), low), xh0);               \
-        d1_ = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v1_, low), xl1);                  \
-        d1_ = _mm512_dpbusd_epi32(d1_, _mm512_and_si512(_mm512_srli_epi16(v1_, 4), low), xh1);               \
-        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0_), _mm512_permutexvar_ps(lanes4, _mm512_castps128_ps512(   \
-                                 _mm_mul_ps(_mm_loadu_ps((sw) + (b)), xs0))), a0);                           \
-        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1_), _mm512_permutexvar_ps(lanes4, _mm512_castps128_ps512(   \
-                                 _mm_mul_ps(_mm_loadu_ps((sw) + (b) + 4), xs1))), a1);                       \
-    } while (0)
-#define DINTATTN__Q4_CONSTANTS                                                                               \
-    const __m512i low = _mm512_set1_epi8(15), lanes4 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0)
-
-/* A row's sum from its accumulator after the steps: its last blocks (from b, at w) pair by pair,
-   less the offset (8 * sum of w_scale * c over the row, `off`) */
-DINTATTN__VNNI static float dintattn__q4_finish(__m512 a0, const unsigned char *w, const float *sw, const dintattn__xq *x,
-                                                size_t b, size_t nb, float off)
+   accumulators, eight blocks a step; the last blocks go pair by pair. */
+DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
 {
+    const size_t nb = (size_t)M->cols / 32;
+    const unsigned char *w = (const unsigned char *)M->w + r * nb * 16;
+    const float *sw = M->scale + r * nb;
+    const __m512i low = _mm512_set1_epi8(15), lanes4 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    size_t b = 0;
+    for (; b + 8 <= nb; b += 8, w += 128) {
+        const signed char *q = x->q + 32 * b;
+        const __m512i v0 = _mm512_loadu_si512(w), v1 = _mm512_loadu_si512(w + 64);
+        const __m512i p0 = _mm512_loadu_si512(q), p1 = _mm512_loadu_si512(q + 64);
+        const __m512i p2 = _mm512_loadu_si512(q + 128), p3 = _mm512_loadu_si512(q + 192);
+        __m512i d0, d1;
+        DINTATTN__PF(w, 0, 1);
+        DINTATTN__PF(w, 64, 1);
+        _mm_prefetch((const char *)(sw + b) + DINTATTN__PF_DIST / 4, _MM_HINT_T0);
+        d0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v0, low),
+                                 _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)));
+        d0 = _mm512_dpbusd_epi32(d0, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low),
+                                 _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1)));
+        d1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v1, low),
+                                 _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(2, 0, 2, 0)));
+        d1 = _mm512_dpbusd_epi32(d1, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low),
+                                 _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(3, 1, 3, 1)));
+        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(lanes4, _mm512_castps128_ps512(_mm_mul_ps(
+                                 _mm_loadu_ps(sw + b), _mm_loadu_ps(x->s + b)))), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(lanes4, _mm512_castps128_ps512(_mm_mul_ps(
+                                 _mm_loadu_ps(sw + b + 4), _mm_loadu_ps(x->s + b + 4)))), a1);
+    }
+    a0 = _mm512_add_ps(a0, a1);
     for (; b + 2 <= nb; b += 2, w += 32) {
         const __m512i u = dintattn__q4_pair(w, ~0);
         DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q, 3);
@@ -4485,53 +4459,7 @@ DINTATTN__VNNI static float dintattn__q4_finish(__m512 a0, const unsigned char *
         const __m512i u = dintattn__q4_pair(w, 0xFFFFu);
         DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q_HALF, 1);
     }
-    return _mm512_reduce_add_ps(a0) - 8.0f * off;
-}
-
-DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
-{
-    const size_t nb = (size_t)M->cols / 32;
-    const unsigned char *w = (const unsigned char *)M->w + r * nb * 16;
-    const float *sw = M->scale + r * nb;
-    DINTATTN__Q4_CONSTANTS;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
-    size_t b = 0;
-    for (; b + 8 <= nb; b += 8, w += 128) {
-        DINTATTN__Q4_X8(x, b);
-        DINTATTN__Q4_ROW8(w, sw, b, a0, a1, DINTATTN__PF_DIST);
-    }
-    return dintattn__q4_finish(_mm512_add_ps(a0, a1), w, sw, x, b, nb, dintattn__vnni_offset(sw, x->c, nb));
-}
-
-/* Rows r..r+3 of a Q4 matrix against one token: dintattn__dotq_q4_vnni's four results bit for
-   bit (each row the same chains), the activations arranged once a step for the four rows and the
-   rows' offsets taken in one pass. Each row prefetches the next four rows' bytes at its step (a
-   fixed distance ahead in each row, as one row a call does, only prefetched the four rows' own
-   bytes and read 0.71-0.93x one a call from memory). Microbenchmark, one Ice Lake core, rows of
-   1024 / 2560 / 6912 columns against one row a call (2026-11-29): 1.18-1.34x with the rows in L2,
-   1.07-1.14x in L3, 1.01-1.12x from memory; decode at bench shapes, bound by this machine's
-   memory, within its noise. */
-DINTATTN__VNNI static void dintattn__dotq_q4_vnni_rows4(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out)
-{
-    const size_t nb = (size_t)M->cols / 32, rb = nb * 16, ahead = 4 * rb; /* the next four rows */
-    const unsigned char *w = (const unsigned char *)M->w + r * rb;
-    const float *sw = M->scale + r * nb;
-    DINTATTN__Q4_CONSTANTS;
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-    float off[4];
-    size_t b = 0;
-    for (; b + 8 <= nb; b += 8, w += 128) {
-        DINTATTN__Q4_X8(x, b);
-        DINTATTN__Q4_ROW8(w, sw, b, a00, a10, ahead);
-        DINTATTN__Q4_ROW8(w + rb, sw + nb, b, a01, a11, ahead);
-        DINTATTN__Q4_ROW8(w + 2 * rb, sw + 2 * nb, b, a02, a12, ahead);
-        DINTATTN__Q4_ROW8(w + 3 * rb, sw + 3 * nb, b, a03, a13, ahead);
-    }
-    dintattn__vnni_offsets4(sw, nb, x->c, off);
-    out[0] = dintattn__q4_finish(_mm512_add_ps(a00, a10), w, sw, x, b, nb, off[0]);
-    out[1] = dintattn__q4_finish(_mm512_add_ps(a01, a11), w + rb, sw + nb, x, b, nb, off[1]);
-    out[2] = dintattn__q4_finish(_mm512_add_ps(a02, a12), w + 2 * rb, sw + 2 * nb, x, b, nb, off[2]);
-    out[3] = dintattn__q4_finish(_mm512_add_ps(a03, a13), w + 3 * rb, sw + 3 * nb, x, b, nb, off[3]);
+    return _mm512_reduce_add_ps(a0) - 8.0f * dintattn__vnni_offset(M->scale + r * nb, x->c, nb);
 }
 /* AVX-512 BF16: 32 weights and 32 activations a step, vdpbf16ps summing pairs into 16 f32
    lanes; the tail through masked loads (zeros add nothing). On an AVX-512 CPU without AVX-512
@@ -5651,8 +5579,6 @@ typedef struct dintattn__kernels {
         void (*packf)(const dintattn__mat *M, int r0, void *panel);
         /* row r against four tokens' f32 x (rows ldx apart): dot's four results bit for bit, or NULL */
         void (*dot4)(const dintattn__mat *M, size_t r, const float *x, size_t ldx, float *out);
-        /* rows r..r+3 against one token's int8 x (decode): dotq's four results bit for bit, or NULL */
-        void (*dotq_rows4)(const dintattn__mat *M, size_t r, const dintattn__xq *x, float *out);
     } w[DINTATTN__W_COUNT];
     /* a block of tokens against an f32 panel over a slice of columns, into double sums (see
        dintattn__panel_f32_slice), or NULL */
@@ -5684,22 +5610,22 @@ typedef struct dintattn__kernels {
 
 static const dintattn__kernels dintattn__kernels_portable = {
     DINTATTN_KERNELS_PORTABLE,
-    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL, NULL}},
+    {{dintattn__dot_f32_c, dintattn__dot64_f32_c, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_f16_c, dintattn__dot64_f16_c, dintattn__to_f32_f16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_bf16_c, dintattn__dot64_bf16_c, dintattn__to_f32_bf16_c, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q8_c, dintattn__dot64_q8_c, dintattn__to_f32_q8_c, dintattn__dotq_q8_c, dintattn__dotq4_q8_c, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_c, dintattn__dotq4_q4_c, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores, NULL, NULL, dintattn__scores2, dintattn__softmax, dintattn__integral, dintattn__wv, dintattn__swiglu,
     dintattn__dotb_c, dintattn__i8_to_f32_c, dintattn__quantize_x, dintattn__quantize_w, dintattn__to_bf16, NULL, NULL, NULL};
 
 #ifdef DINTATTN__HAVE_X86
 static const dintattn__kernels dintattn__kernels_avx2 = {
     DINTATTN_KERNELS_AVX2,
-    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, NULL, NULL, NULL, NULL, NULL}},
+    {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, NULL, NULL, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, NULL, NULL, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__quantize_w, dintattn__to_bf16,
     NULL, NULL, NULL};
@@ -5708,11 +5634,11 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
    attention loops stay AVX2 */
 static const dintattn__kernels dintattn__kernels_avx512 = {
     DINTATTN_KERNELS_AVX512,
-    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32, dintattn__rowdot4_f32_avx512, NULL},
-     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_f16_avx512, NULL},
-     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_bf16_avx512, NULL},
-     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL, dintattn__dotq_q4_vnni_rows4}},
+    {{dintattn__rowdot_f32_avx512, dintattn__rowdot64_f32_avx512, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, dintattn__pack_f32, dintattn__rowdot4_f32_avx512},
+     {dintattn__rowdot_f16_avx512, dintattn__rowdot64_f16_avx512, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_f16_avx512},
+     {dintattn__rowdot_bf16_avx512, dintattn__rowdot64_bf16_avx512, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, dintattn__pack_b16, dintattn__panel_b16, dintattn__pack_f32, dintattn__rowdot4_bf16_avx512},
+     {dintattn__rowdot_q8_avx512, dintattn__rowdot64_q8_avx512, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_vnni, dintattn__dotq4_q8_vnni, dintattn__dotq44_q8_vnni, dintattn__pack_q8_vnni, dintattn__panel_q_vnni, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_vnni, dintattn__dotq4_q4_vnni, dintattn__dotq44_q4_vnni, dintattn__pack_q4_vnni, dintattn__panel_q_vnni, NULL, NULL}},
     dintattn__panel_f32_slice, dintattn__pack_xf_avx512, dintattn__scores_x86, dintattn__scores4_x512, dintattn__wv4_x512, dintattn__scores2_x86, dintattn__softmax_x512, dintattn__integral_avx2, dintattn__wv_x512,
     dintattn__swiglu_avx2, dintattn__dotb_avx512, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx512,
     dintattn__quantize_w_avx512, dintattn__to_bf16_avx512, dintattn__dotb44_avx512, dintattn__scores_kv_x512, dintattn__wv_kv_x512};
@@ -7112,12 +7038,10 @@ typedef struct dintattn__rows_job {
 } dintattn__rows_job;
 
 /* y[at] from row r's sums: SwiGLU of gate g and up u (swiglu_up), or g plus the bias, stored or
-   added; or y64[at] = g (a Q/K projection) */
+   added */
 static void dintattn__row_out(const dintattn__product *p, size_t at, int r, float g, float u)
 {
-    if (p->y64) {
-        p->y64[at] = g;
-    } else if (p->swiglu_up) {
+    if (p->swiglu_up) {
         if (p->bias) g += p->bias[r], u += p->swiglu_up_bias[r];
         p->y[at] = g / (1.0f + expf(-g)) * u;
     } else {
@@ -7138,23 +7062,10 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const dintattn__product *p = &job->p[k];
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
-        if (job->n == 1 && (!p->y64 || p->act != DINTATTN__ACT_F32)) {
+        if (job->n == 1 && !p->y64) {
             /* a decoded token: the rows straight, without the loop's tests per row and token (in
-               them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29),
-               four at a time where the level has a kernel for four rows. (Q/K rows on f32
-               activations sum in double: dot64, in the loop below.) */
-            const dintattn__xq xq = dintattn__xq_row(s, 0);
-            void (*const rows4)(const dintattn__mat *, size_t, const dintattn__xq *, float *) =
-                p->act == DINTATTN__ACT_INT8 && (!p->swiglu_up || p->swiglu_up->type == p->M->type)
-                    ? s->k->w[p->M->type].dotq_rows4 : NULL;
-            for (r = r0; rows4 && r + 4 <= r1; r += 4) {
-                float g[4], u[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                int j;
-                rows4(p->M, (size_t)r, &xq, g);
-                if (p->swiglu_up) rows4(p->swiglu_up, (size_t)r, &xq, u);
-                for (j = 0; j < 4; j++) dintattn__row_out(p, (size_t)r + j, r + j, g[j], u[j]);
-            }
-            for (; r < r1; r++)
+               them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29) */
+            for (r = r0; r < r1; r++)
                 dintattn__row_out(p, (size_t)r, r, dintattn__row_dot(s, p, p->M, r, 0),
                                   p->swiglu_up ? dintattn__row_dot(s, p, p->swiglu_up, r, 0) : 0.0f);
             continue;
