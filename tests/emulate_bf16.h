@@ -1,13 +1,13 @@
-/* AVX-512 BF16 emulated on any AVX-512 (F, BW, VL) CPU, for `make check-bf16-emulated`: built
-   into test_engine with `-include tests/emulate_bf16.h`, before dintattn.h, so that the header's
+/* AVX-512 BF16 emulated on any AVX-512 (F, BW, VL) CPU, for `make check`: built into a
+   second test_engine with `-include tests/emulate_bf16.h`, before dintattn.h, so that the header's
    bf16 paths (the bf16 panels of FAST prompts on AMD's Zen 4 / Zen 5, the bf16 row kernels, the
    conversions) run and are checked on CPUs that lack the instructions, as CI's may. Not part of
    the library.
 
    - __builtin_cpu_supports("avx512bf16") answers 1 (every other feature as the CPU says);
-   - vdpbf16ps becomes two FMAs in its order (each lane: acc + hi * hi, then + lo * lo, every
-     product of two bf16 exact in f32), the same sums for normal inputs (vdpbf16ps reads
-     subnormal inputs as zero: these FMAs do not);
+   - vdpbf16ps becomes the header's DINTATTN__DPBF16_FMA, two FMAs in its order (each lane: acc +
+     hi * hi, then + lo * lo, every product of two bf16 exact in f32), the same sums for normal
+     inputs (vdpbf16ps reads subnormal inputs as zero: these FMAs do not);
    - vcvtneps2bf16 / vcvtne2ps2bf16 round to nearest even, subnormal inputs to signed zero, NaN
      kept quiet, as Intel's pseudo-code for them does. */
 #ifndef DINTATTN_EMULATE_BF16_H
@@ -40,16 +40,10 @@ DINTATTN_EMU_TARGET static inline __m512i dintattn_emu_cvtne2ps(__m512 a, __m512
     return _mm512_inserti64x4(_mm512_castsi256_si512(dintattn_emu_cvtneps(b)), dintattn_emu_cvtneps(a), 1);
 }
 
-DINTATTN_EMU_TARGET static inline __m512 dintattn_emu_dpbf16(__m512 acc, __m512i w, __m512i x)
-{
-    const __m512i high = _mm512_set1_epi32(-65536);
-    acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(w, high)), _mm512_castsi512_ps(_mm512_and_si512(x, high)), acc);
-    return _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(w, 16)), _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), acc);
-}
-
 /* inside its own expansion the name is not expanded again: the second call is the builtin */
 #define __builtin_cpu_supports(f) (__builtin_strcmp((f), "avx512bf16") == 0 || __builtin_cpu_supports(f))
-#define _mm512_dpbf16_ps(acc, w, x) dintattn_emu_dpbf16((acc), (__m512i)(w), (__m512i)(x))
+/* the header's own stand-in for vdpbf16ps (DINTATTN__DPBF16_FMA, defined before its first use) */
+#define _mm512_dpbf16_ps(acc, w, x) DINTATTN__DPBF16_FMA((acc), (__m512i)(w), (__m512i)(x))
 #define _mm512_cvtne2ps_pbh(a, b) ((__m512bh)dintattn_emu_cvtne2ps((a), (b)))
 #define _mm512_cvtneps_pbh(v) ((__m256bh)dintattn_emu_cvtneps(v))
 
