@@ -6,14 +6,15 @@
 
    IDS is a comma-separated list of token ids. OUT.bin receives little-endian float32, row-major
    [N, vocab_size]. Default: one prefill of all ids; --decode: one token at a time; --chunk K:
-   prefills of K tokens. --kernels caps the kernel level (default: the environment variable
-   DINTATTN_KERNELS when set, as the tests read it, else auto).
+   prefills of K tokens. --threads: 2 by default, as in every example. --kernels caps the kernel
+   level (default: the environment variable DINTATTN_KERNELS when set, as the tests read it, else
+   auto).
    Exits 0 on success, 1 with one line on stderr on any error. */
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
 #define CLI_PROG "logits"
-#include "cli.h" /* cli_fail, cli_parse_int, cli_parse_ids, cli_kernels, cli_load_model: what the examples share */
+#include "cli.h" /* cli_engine, cli_fail, cli_parse_int, cli_parse_ids, cli_load_model: what the examples share */
 
 #include <errno.h>
 #include <limits.h>
@@ -21,55 +22,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define USAGE                                                                                                \
+    "usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "                      \
+    "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast | --fast] "         \
+    "[--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]"
+
 int main(int argc, char **argv)
 {
     dintattn_error err;
     dintattn_model *model = NULL;
     dintattn_session *sess = NULL;
     dintattn_session_options so;
-    dintattn_weights weights = DINTATTN_WEIGHTS_FILE;
-    dintattn_map map = DINTATTN_MAP_AUTO;
-    int *ids = NULL, n, chunk = 0, i, rc = 1;
+    cli_engine eng; /* --threads (2 by default, as every example), --weights, --map, --precision, --kv, --kernels */
+    int *ids = NULL, n, chunk = 0, i, rc = 1, bad;
     float *logits = NULL;
     FILE *out = NULL;
     char msg[512];
-    const char *kernels = getenv("DINTATTN_KERNELS"), *kernels_from = "DINTATTN_KERNELS";
     size_t V;
     argv = cli_aliases(&argc, argv);
 
-    memset(&so, 0, sizeof so);
-    if (argc < 4)
-        return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "
-                        "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast | --fast] "
-                        "[--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]", NULL);
+    cli_engine_init(&eng);
+    if (argc < 4) return cli_fail(USAGE, NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
             if (cli_parse_int(argv[++i], 1, INT_MAX, &chunk)) return cli_fail("--chunk needs a positive integer", NULL);
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (cli_parse_int(argv[++i], 1, INT_MAX, &so.n_threads)) return cli_fail("--threads needs a positive integer", NULL);
-        } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
-            if (dintattn_weights_parse(argv[++i], &weights, &err)) return cli_fail(err.message, NULL);
-        } else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc) {
-            if (dintattn_map_parse(argv[++i], &map, &err)) return cli_fail(err.message, NULL);
-        } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
-            if (dintattn_precision_parse(argv[++i], &so.precision, &err)) return cli_fail(err.message, NULL);
-        } else if (strcmp(argv[i], "--kv") == 0 && i + 1 < argc) {
-            if (dintattn_kv_parse(argv[++i], &so.kv, &err)) return cli_fail(err.message, NULL);
-        } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
-            kernels_from = argv[i++], kernels = argv[i];
+        } else if (argv[i][0] == '-' && i + 1 < argc && (bad = cli_engine_option(&eng, CLI_ENGINE, argv[i], argv[i + 1], &err)) >= 0) {
+            if (bad && err.message[0]) return cli_fail(argv[i], err.message);
+            if (bad) {
+                snprintf(msg, sizeof msg, "bad value '%.200s' for %s", argv[i + 1], argv[i]);
+                return cli_fail(msg, NULL);
+            }
+            i++;
         } else {
             snprintf(msg, sizeof msg, "unknown argument '%.200s'", argv[i]);
             return cli_fail(msg, NULL);
         }
     }
-    if (cli_kernels(kernels, kernels_from, &so.kernels)) return 1;
+    if (cli_engine_done(&eng)) return 1;
     n = cli_parse_ids(argv[2], &ids);
     if (n < 0) {
         free(ids);
         return cli_fail("IDS must be comma-separated integers, e.g. 1,2,3", NULL);
     }
-    if (cli_load_model(argv[1], weights, map, so.n_threads, &model, &err) != DINTATTN_OK) {
+    if (cli_load_model(argv[1], eng.weights, eng.map, eng.threads, &model, &err) != DINTATTN_OK) {
         free(ids);
         return cli_fail(err.message, NULL);
     }
@@ -79,7 +75,7 @@ int main(int argc, char **argv)
                  dintattn_model_config(model)->max_seq_len);
         goto fail;
     }
-    so.n_ctx = n; /* a session just large enough: memory follows the input, not max_seq_len */
+    cli_session_options(&eng, n, &so); /* a session just large enough: memory follows the input, not max_seq_len */
     if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) goto fail;
     logits = (float *)malloc(sizeof(float) * V * (size_t)n);
     if (!logits) {
