@@ -4419,14 +4419,18 @@ DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_
    block into four int32 lanes, scaled by w_scale * d of their block. Half the operations per
    weight of unpacking pairs into element order (dintattn__q4_pair): that kernel ran at about 30
    GB/s of weights on one core with its data in cache, this one keeps up with the memory. Two
-   accumulators, eight blocks a step; the last blocks go pair by pair. */
+   accumulators, eight blocks a step, and a third for the offset's sum of w_scale * c (a separate
+   pass after the loop cost a sixth of a 2-layer model's decode in L3); the last blocks go pair by
+   pair. */
 DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
 {
     const size_t nb = (size_t)M->cols / 32;
     const unsigned char *w = (const unsigned char *)M->w + r * nb * 16;
     const float *sw = M->scale + r * nb;
     const __m512i low = _mm512_set1_epi8(15), lanes4 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    float off;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    __m256 o = _mm256_setzero_ps();
     size_t b = 0;
     for (; b + 8 <= nb; b += 8, w += 128) {
         const signed char *q = x->q + 32 * b;
@@ -4449,8 +4453,10 @@ DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_
                                  _mm_loadu_ps(sw + b), _mm_loadu_ps(x->s + b)))), a0);
         a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(lanes4, _mm512_castps128_ps512(_mm_mul_ps(
                                  _mm_loadu_ps(sw + b + 4), _mm_loadu_ps(x->s + b + 4)))), a1);
+        o = _mm256_fmadd_ps(_mm256_loadu_ps(sw + b), _mm256_loadu_ps(x->c + b), o);
     }
     a0 = _mm512_add_ps(a0, a1);
+    off = dintattn__hsum8(o) + (b < nb ? dintattn__vnni_offset(sw + b, x->c + b, nb - b) : 0.0f);
     for (; b + 2 <= nb; b += 2, w += 32) {
         const __m512i u = dintattn__q4_pair(w, ~0);
         DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q, 3);
@@ -4459,7 +4465,7 @@ DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_
         const __m512i u = dintattn__q4_pair(w, 0xFFFFu);
         DINTATTN__VNNI_TOKEN(a0, x[0], u, b, DINTATTN__VNNI_Q_HALF, 1);
     }
-    return _mm512_reduce_add_ps(a0) - 8.0f * dintattn__vnni_offset(M->scale + r * nb, x->c, nb);
+    return _mm512_reduce_add_ps(a0) - 8.0f * off;
 }
 /* AVX-512 BF16: 32 weights and 32 activations a step, vdpbf16ps summing pairs into 16 f32
    lanes; the tail through masked loads (zeros add nothing). On an AVX-512 CPU without AVX-512
@@ -6861,8 +6867,9 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
 /* --- weight products: GEMM over a prefill chunk, matrix-vector rows across threads in decode -- */
 
 /* One product of a batch: Y (+)= X @ M^T over the chunk's rows (X rows M->cols wide, stride ldx;
-   Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never added to). In
-   decode, with swiglu_up: y = silu(M x) * (swiglu_up x), row by row. */
+   Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never added to). For
+   one token only (n = 1, into y, not added to), with swiglu_up: y = silu(M x + bias) * (swiglu_up
+   x + swiglu_up_bias), each unit of rows by the level's SwiGLU kernel. */
 enum { DINTATTN__ON_ROWS, DINTATTN__ON_PANELS, DINTATTN__ON_AMX }; /* see dintattn__prompt_act */
 
 typedef struct dintattn__product {
@@ -6914,21 +6921,44 @@ static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
     return xq;
 }
 
+/* Rows r0..r1 of M . x (x row t of the chunk) into v[0..r1 - r0), in the product's activations,
+   and of M2 into v2 when M2 is not NULL (row by row, the two matrices' rows in turn): the kernels
+   chosen and the activations' row found once for the rows (per row, with the call and the
+   result's store, that took as long as a Q4 row's dot product over 1024 columns) */
+static void dintattn__rows_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M,
+                               const dintattn__mat *M2, int r0, int r1, int t, float *v, float *v2)
+{
+    const dintattn__mat *const mat[2] = {M, M2};
+    float *const out[2] = {v, v2};
+    const int nm = M2 ? 2 : 1;
+    size_t r;
+    int i;
+    if (p->act == DINTATTN__ACT_INT8) {
+        const dintattn__xq xq = dintattn__xq_row(s, t);
+        float (*dotq[2])(const dintattn__mat *, size_t, const dintattn__xq *);
+        for (i = 0; i < nm; i++) dotq[i] = s->k->w[mat[i]->type].dotq;
+        for (r = (size_t)r0; r < (size_t)r1; r++)
+            for (i = 0; i < nm; i++) out[i][r - (size_t)r0] = dotq[i](mat[i], r, &xq);
+    } else if (p->act == DINTATTN__ACT_BF16) {
+        const uint16_t *xb = s->xb + (size_t)t * s->xq_ld;
+        for (r = (size_t)r0; r < (size_t)r1; r++)
+            for (i = 0; i < nm; i++) s->k->dotb(mat[i], r, &xb, 1, out[i] + (r - (size_t)r0));
+    } else {
+        const float *x = p->x + (size_t)t * p->ldx;
+        float (*dot[2])(const dintattn__mat *, size_t, const float *);
+        for (i = 0; i < nm; i++) dot[i] = s->k->w[mat[i]->type].dot;
+        for (r = (size_t)r0; r < (size_t)r1; r++)
+            for (i = 0; i < nm; i++) out[i][r - (size_t)r0] = dot[i](mat[i], r, x);
+    }
+}
+
 /* Row r of M . x (x row t of the chunk), in the product's activations. */
 static float dintattn__row_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M, int r,
                                int t)
 {
-    if (p->act == DINTATTN__ACT_INT8) {
-        const dintattn__xq xq = dintattn__xq_row(s, t);
-        return s->k->w[M->type].dotq(M, (size_t)r, &xq);
-    }
-    if (p->act == DINTATTN__ACT_BF16) {
-        const uint16_t *xb = s->xb + (size_t)t * s->xq_ld;
-        float v;
-        s->k->dotb(M, (size_t)r, &xb, 1, &v);
-        return v;
-    }
-    return s->k->w[M->type].dot(M, (size_t)r, p->x + (size_t)t * p->ldx);
+    float v;
+    dintattn__rows_dot(s, p, M, NULL, r, r + 1, t, &v, NULL);
+    return v;
 }
 
 /* Stores v[0..n), rows r0.. of p against token t, as the product says (into y64, or y with the
@@ -7037,19 +7067,6 @@ typedef struct dintattn__rows_job {
     int count, n;
 } dintattn__rows_job;
 
-/* y[at] from row r's sums: SwiGLU of gate g and up u (swiglu_up), or g plus the bias, stored or
-   added */
-static void dintattn__row_out(const dintattn__product *p, size_t at, int r, float g, float u)
-{
-    if (p->swiglu_up) {
-        if (p->bias) g += p->bias[r], u += p->swiglu_up_bias[r];
-        p->y[at] = g / (1.0f + expf(-g)) * u;
-    } else {
-        const float v = g + (p->bias ? p->bias[r] : 0.0f);
-        p->y[at] = p->add ? p->y[at] + v : v;
-    }
-}
-
 static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__rows_job *job = (const dintattn__rows_job *)ctx;
@@ -7062,16 +7079,23 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const dintattn__product *p = &job->p[k];
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
+        if (r0 >= r1) continue; /* the unit starts past this product */
         if (job->n == 1 && !p->y64) {
-            /* a decoded token: the rows straight, without the loop's tests per row and token (in
-               them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29) */
-            for (r = r0; r < r1; r++)
-                dintattn__row_out(p, (size_t)r, r, dintattn__row_dot(s, p, p->M, r, 0),
-                                  p->swiglu_up ? dintattn__row_dot(s, p, p->swiglu_up, r, 0) : 0.0f);
+            /* a decoded token: the unit's rows straight, without the loop's tests per row and token
+               (in them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29),
+               then SwiGLU (swiglu_up) by the level's kernel, as a prompt's, or the rows stored */
+            float g[DINTATTN__UNIT_ROWS], u[DINTATTN__UNIT_ROWS];
+            dintattn__rows_dot(s, p, p->M, p->swiglu_up, r0, r1, 0, g, u);
+            if (p->swiglu_up) {
+                for (r = r0; p->bias && r < r1; r++) g[r - r0] += p->bias[r], u[r - r0] += p->swiglu_up_bias[r];
+                s->k->swiglu(g, u, (size_t)(r1 - r0));
+                memcpy(p->y + r0, g, sizeof(float) * (size_t)(r1 - r0));
+            } else
+                dintattn__store_row(p, r0, 0, g, r1 - r0);
             continue;
         }
-        const int tiles = !p->swiglu_up && ((p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
-                                            (p->act == DINTATTN__ACT_BF16 && s->k->dotb44));
+        const int tiles = (p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
+                          (p->act == DINTATTN__ACT_BF16 && s->k->dotb44);
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) { /* the unit's rows stay in L1 ... */
             const int t1 = job->n - t0 < DINTATTN__UNIT_TOKENS ? job->n : t0 + DINTATTN__UNIT_TOKENS;
             int rt = r0; /* rows before rt: done in tiles of 4 rows x 4 tokens, but the last tokens */
@@ -7080,7 +7104,7 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
             for (r = r0; r < r1; r++)
                 for (t = r < rt ? t0 + (t1 - t0) / 4 * 4 : t0; t < t1; t++) { /* ... these tokens in L2 */
                     const size_t at = (size_t)t * p->ldy + r;
-                    if (p->act != DINTATTN__ACT_F32 && !p->swiglu_up && t + 4 <= t1) {
+                    if (p->act != DINTATTN__ACT_F32 && t + 4 <= t1) {
                         dintattn__rows4(s, p, r, t); /* four tokens at once */
                         t += 3;
                     } else if (p->y64 && p->act == DINTATTN__ACT_F32) {
@@ -7089,19 +7113,15 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
                         p->y64[at] = dintattn__row_dot(s, p, p->M, r, t);
                     } else {
                         /* one token, or four at once on f32 activations (dot4: the same sums) */
-                        float g[4], u[4];
+                        float g[4];
                         int j, nt = 1;
-                        if (p->act == DINTATTN__ACT_F32 && t + 4 <= t1 && s->k->w[p->M->type].dot4 &&
-                            (!p->swiglu_up || s->k->w[p->swiglu_up->type].dot4)) {
-                            const float *x = p->x + (size_t)t * p->ldx;
+                        if (p->act == DINTATTN__ACT_F32 && t + 4 <= t1 && s->k->w[p->M->type].dot4) {
                             nt = 4;
-                            s->k->w[p->M->type].dot4(p->M, (size_t)r, x, (size_t)p->ldx, g);
-                            if (p->swiglu_up) s->k->w[p->swiglu_up->type].dot4(p->swiglu_up, (size_t)r, x, (size_t)p->ldx, u);
+                            s->k->w[p->M->type].dot4(p->M, (size_t)r, p->x + (size_t)t * p->ldx, (size_t)p->ldx, g);
                         } else {
                             g[0] = dintattn__row_dot(s, p, p->M, r, t);
-                            if (p->swiglu_up) u[0] = dintattn__row_dot(s, p, p->swiglu_up, r, t);
                         }
-                        for (j = 0; j < nt; j++) dintattn__row_out(p, at + (size_t)j * p->ldy, r, g[j], p->swiglu_up ? u[j] : 0.0f);
+                        for (j = 0; j < nt; j++) dintattn__store(p, r, t + j, g[j]);
                         t += nt - 1;
                     }
                 }
@@ -7573,6 +7593,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     for (k = 0; k < count; k++) {
         int panels;
         q[k] = p[k];
+        DINTATTN_ASSERT(!q[k].swiglu_up || (n == 1 && !q[k].y64 && !q[k].add));
         q[k].act = dintattn__act(s, p[k].M);
         panels = dintattn__gemm_takes(s, &q[k], n);
         if ((q[k].act != DINTATTN__ACT_F32 || panels) && q[k].x != prepared[q[k].act]) {
