@@ -7080,11 +7080,17 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         const int r0 = lo > base ? (int)(lo - base) : 0;
         const int r1 = hi - base < p->M->rows ? (int)(hi - base) : p->M->rows;
         if (r0 >= r1) continue; /* the unit starts past this product */
-        if (job->n == 1 && !p->y64) {
+        if (job->n == 1) {
             /* a decoded token: the unit's rows straight, without the loop's tests per row and token
                (in them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29),
-               then SwiGLU (swiglu_up) by the level's kernel, as a prompt's, or the rows stored */
+               then SwiGLU (swiglu_up) by the level's kernel, as a prompt's, or the rows stored; Q/K
+               on f32 activations sum in double (dot64) */
             float g[DINTATTN__UNIT_ROWS], u[DINTATTN__UNIT_ROWS];
+            if (p->y64 && p->act == DINTATTN__ACT_F32) {
+                double (*const dot64)(const dintattn__mat *, size_t, const float *) = s->k->w[p->M->type].dot64;
+                for (r = r0; r < r1; r++) p->y64[r] = dot64(p->M, (size_t)r, p->x);
+                continue;
+            }
             dintattn__rows_dot(s, p, p->M, p->swiglu_up, r0, r1, 0, g, u);
             if (p->swiglu_up) {
                 for (r = r0; p->bias && r < r1; r++) g[r - r0] += p->bias[r], u[r - r0] += p->swiglu_up_bias[r];
