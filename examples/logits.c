@@ -47,7 +47,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
             if (cli_parse_int(argv[++i], 1, INT_MAX, &chunk)) return cli_fail("--chunk needs a positive integer", NULL);
-        } else if (argv[i][0] == '-' && i + 1 < argc && (bad = cli_engine_option(&eng, CLI_ENGINE, argv[i], argv[i + 1], &err)) >= 0) {
+        } else if (argv[i][0] == '-' && i + 1 < argc &&
+                   (bad = cli_engine_option(&eng, CLI_ENGINE, argv[i], argv[i + 1], &err)) >= 0) {
             if (bad && err.message[0]) return cli_fail(argv[i], err.message);
             if (bad) {
                 snprintf(msg, sizeof msg, "bad value '%.200s' for %s", argv[i + 1], argv[i]);
