@@ -55,6 +55,9 @@ int main(int argc, char **argv)
                 return cli_fail(msg, NULL);
             }
             i++;
+        } else if (argv[i][0] == '-' && i + 1 == argc && (!strcmp(argv[i], "--chunk") ||
+                                                          cli_engine_option(&eng, CLI_ENGINE, argv[i], "", NULL) >= 0)) {
+            return cli_fail("missing value for", argv[i]); /* (the test above only asked whether it is one) */
         } else {
             snprintf(msg, sizeof msg, "unknown argument '%.200s'", argv[i]);
             return cli_fail(msg, NULL);

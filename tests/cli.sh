@@ -75,6 +75,10 @@ expect_error "non-numeric ids" $fx/$name.safetensors abc "$tmp/o.bin"
 expect_error "more ids than the context" $fx/$name.safetensors "$long" "$tmp/o.bin"
 expect_error "bad --chunk" $fx/$name.safetensors 1,2 "$tmp/o.bin" --chunk 0
 expect_error "bad --threads" $fx/$name.safetensors 1,2 "$tmp/o.bin" --threads x
+for f in --threads --chunk --kv; do # a flag given last without its value says so
+    expect_error "$f without its value" $fx/$name.safetensors 1,2 "$tmp/o.bin" $f
+    grep -q "missing value for: $f" "$tmp/err" && ok || bad "$f without its value: $(cat "$tmp/err")"
+done
 expect_error "bad --weights" $fx/$name.safetensors 1,2 "$tmp/o.bin" --weights q3
 expect_error "bad --map" $fx/$name.safetensors 1,2 "$tmp/o.bin" --map mmap
 expect_error "bad --kernels" $fx/$name.safetensors 1,2 "$tmp/o.bin" --kernels sse2
