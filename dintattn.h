@@ -3567,12 +3567,21 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
 
 /* Software prefetch DINTATTN__PF_DIST bytes ahead of element i of a row of ES-byte weights (the
    rows of a thread's share are contiguous, so this runs into the next row): with it the kernels
-   read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32. */
+   read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32. 2048
+   bytes kept up on the Xeons and the Zen 5 of 2026-11-25 to 28; on an Emerald Rapids Xeon under
+   KVM (2026-11-29, the 2.7B shape, decode alternated run by run) it left a tenth to a fifth of
+   the bandwidth unread: 6144 bytes took BF16 from 318-343 to 286-304 ms/token on 2 threads and
+   644-822 to 556-582 on one, Q4 on one from 189-193 to 155-180; 8192 ran level with 6144 and
+   12288 slower on one thread (a row kernel alone over 4 GiB, 2 threads: 15.5-16.0 GB/s at 2048
+   bytes, 16.7-17.5 at 6144, a plain sum 13.2-16.6). */
 #ifndef DINTATTN__PF_DIST
-#define DINTATTN__PF_DIST 2048
+#define DINTATTN__PF_DIST 8192
 #endif
+/* Into L2 rather than L1 (the same machine, alternated: BF16 at 2.7B 299-308 against 309-335
+   ms/token on 2 threads, 528-578 against 540-572 on one; Q4 86-98 against 91-103): a prefetch to
+   L1 holds one of the core's few L1 fill buffers until its line arrives, one to L2 does not. */
 #ifndef DINTATTN__PF_HINT
-#define DINTATTN__PF_HINT _MM_HINT_T0
+#define DINTATTN__PF_HINT _MM_HINT_T1
 #endif
 /* The panels' kernels prefetch DINTATTN__PF_TOKENS bytes ahead in the stream of a block of tokens
    (the chunk's blocks are contiguous, so this runs into the next block): every panel reads every
@@ -3585,7 +3594,7 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
 #define DINTATTN__PF(w, i, ES)                                                                                   \
     do {                                                                                                         \
         _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST, DINTATTN__PF_HINT);                 \
-        if ((ES) == 4) _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST + 64, _MM_HINT_T0); \
+        if ((ES) == 4) _mm_prefetch((const char *)(w) + (size_t)(i) * (ES) + DINTATTN__PF_DIST + 64, DINTATTN__PF_HINT); \
     } while (0)
 
 /* row . x over the first n - n % 32 elements (the caller adds the tail), for F32, BF16, F16 */
