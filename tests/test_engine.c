@@ -980,6 +980,112 @@ static void test_avxvnni_rows_equal_avx2(void **state)
 #endif
 }
 
+/* The int8 panels' packing (dintattn__pack_q, the AVX2 level's, in C) is what the AVX-512 level's
+   DINTATTN__GQ_PACK stores, word for word; and the AVX2 level's panel kernels (plain AVX2, AVX-VNNI
+   where the CPU has it, and the same body on the EVEX vpdpbusd where it has AVX-512 VNNI; plain
+   AVX2's own Q4 kernel) give the AVX-512 panel's floats bit for bit, and within rounding of the integer dots written out here:
+   Q8 and Q4 rows with extreme weights (-128, 127; nibbles 0 and 15) and activations (+-127),
+   1 to 61 rows (a second panel; rows past the matrix), 1 to 7 blocks, a block's tokens all
+   present or only one. */
+#if defined(DINTATTN__HAVE_X86) && defined(DINTATTN__HAVE_AVXVNNI)
+DINTATTN__GQ_X2_VNNI(test_panel_q_evex, __attribute__((target("avx512vnni,avx512vl,avx2,fma,f16c"))), _mm256_dpbusd_epi32)
+#endif
+static void test_avx2_int8_panels(void **state)
+{
+#if defined(DINTATTN__HAVE_X86) && defined(DINTATTN__HAVE_AVXVNNI)
+    enum { MAXR = 61, MAXB = 7, NT = DINTATTN__GQ_NT };
+    static const int row_counts[] = {1, 8, 17, 32, 33, 61};
+    static signed char w8[MAXR * MAXB * 32], xq[NT][MAXB * 32];
+    static unsigned char w4[MAXR * MAXB * 16];
+    static float wsc[MAXR * MAXB], xs[NT][MAXB], xc[NT][MAXB];
+    static int32_t panel[2][MAXB * DINTATTN__GQ_PANEL_BLOCK], xpq[MAXB * DINTATTN__GQ_X_BLOCK];
+    const dintattn__kernels *K512 = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
+    const int avx512 = K512->level == DINTATTN_KERNELS_AVX512, vex = dintattn__cpu_avxvnni(),
+              evex = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+    uint32_t u = 777u;
+    int i, kind, nb, ri, r0, n, t, v, checked = 0;
+    (void)state;
+    if (!__builtin_cpu_supports("avx2")) skip();
+    for (i = 0; i < MAXR * MAXB * 32; i++) {
+        u = u * 1664525u + 1013904223u;
+        w8[i] = (signed char)(i % 97 == 0 ? -127 : i % 89 == 0 ? 127 : i % 23 == 0 ? -128 : (int)(u >> 24) % 256 - 128);
+        if (i < MAXR * MAXB * 16) w4[i] = (unsigned char)(i % 31 == 0 ? 0xFF : i % 37 == 0 ? 0 : i % 41 == 0 ? 0x0F : u >> 16);
+    }
+    for (i = 0; i < MAXR * MAXB; i++) wsc[i] = (0.01f + 0.001f * (float)(i % 7)) * (i % 11 == 0 ? -1.0f : 1.0f);
+    for (t = 0; t < NT; t++)
+        for (i = 0; i < MAXB; i++) {
+            int k, sum = 0;
+            for (k = 0; k < 32; k++) {
+                u = u * 1664525u + 1013904223u;
+                xq[t][32 * i + k] = (signed char)((k + t) % 13 == 0 ? 127 : (k + i) % 7 == 0 ? -127 : (int)(u >> 24) % 255 - 127);
+                sum += xq[t][32 * i + k];
+            }
+            xs[t][i] = 0.02f + 0.003f * (float)((i + t) % 5), xc[t][i] = xs[t][i] * (float)sum;
+        }
+    for (kind = 0; kind < 2; kind++)
+        for (nb = 1; nb <= MAXB; nb++)
+            for (ri = 0; ri < 6; ri++)
+                for (r0 = 0; r0 < row_counts[ri]; r0 += DINTATTN__PANEL)
+                    for (n = 1; n <= NT; n += NT - 1) {
+                        dintattn__mat M;
+                        dintattn__xq X[NT];
+                        float out[5][DINTATTN__PANEL * NT];
+                        memset(&M, 0, sizeof M);
+                        M.rows = row_counts[ri], M.cols = 32 * nb, M.scale = wsc;
+                        M.type = kind ? DINTATTN__W_Q4 : DINTATTN__W_Q8;
+                        M.w = kind ? (const void *)w4 : (const void *)w8;
+                        for (t = 0; t < NT; t++) X[t].q = xq[t], X[t].s = xs[t], X[t].c = xc[t];
+                        dintattn__pack_xq(X, n, M.cols, xpq);
+                        memset(panel, 0xAB, sizeof panel);
+                        dintattn__pack_q(&M, r0, panel[0]);
+                        assert_int_equal(panel[0][nb * DINTATTN__GQ_PANEL_BLOCK], (int32_t)0xABABABABu);
+                        if (avx512) {
+                            K512->w[M.type].pack(&M, r0, panel[1]);
+                            if (memcmp(panel[0], panel[1], sizeof(int32_t) * (size_t)nb * DINTATTN__GQ_PANEL_BLOCK))
+                                fail_msg("%s, %d rows from %d, %d blocks: the C packing differs from AVX-512's",
+                                         kind ? "Q4" : "Q8", M.rows, r0, nb);
+                        }
+                        memset(out, 0, sizeof out);
+                        dintattn__panel_q8_avx2(panel[0], M.cols, xpq, out[0]);
+                        if (vex) dintattn__panel_q_avxvnni(panel[0], M.cols, xpq, out[1]);
+                        if (evex) test_panel_q_evex(panel[0], M.cols, xpq, out[2]);
+                        if (avx512) K512->w[M.type].panel(panel[0], M.cols, xpq, out[3]);
+                        if (kind) dintattn__panel_q4_avx2(panel[0], M.cols, xpq, out[4]); /* Q4's own */
+                        for (v = 1; v < 5; v++)
+                            if ((v == 1 ? vex : v == 2 ? evex : v == 3 ? avx512 : kind) &&
+                                memcmp(out[v], out[0], sizeof(float) * DINTATTN__PANEL * (size_t)n))
+                                fail_msg("%s, %d rows from %d, %d blocks, %d tokens: %s differs from plain AVX2's",
+                                         kind ? "Q4" : "Q8", M.rows, r0, nb, n,
+                                         v == 1 ? "AVX-VNNI" : v == 2 ? "EVEX vpdpbusd" : v == 3 ? "the AVX-512 panel"
+                                                                                            : "plain AVX2's Q4 kernel");
+                        for (t = 0; t < NT; t++)
+                            for (i = 0; i < DINTATTN__PANEL; i++) {
+                                const int r = r0 + i;
+                                double want = 0, mag = 0;
+                                int b, k;
+                                for (b = 0; t < n && r < M.rows && b < nb; b++) {
+                                    long dot = 0;
+                                    for (k = 0; k < 32; k++) {
+                                        const size_t e = (size_t)r * (size_t)M.cols + 32 * (size_t)b + (size_t)k;
+                                        const int wi = kind ? ((w4[e / 32 * 16 + e % 16] >> (e % 32 < 16 ? 0 : 4)) & 15) - 8 : w8[e];
+                                        dot += (long)wi * xq[t][32 * b + k];
+                                    }
+                                    want += (double)wsc[r * nb + b] * xs[t][b] * dot;
+                                    mag += fabs((double)wsc[r * nb + b] * xs[t][b]) * 128 * 127 * 32;
+                                }
+                                if (!(fabs(out[0][t * DINTATTN__PANEL + i] - want) <= 1e-6 * mag))
+                                    fail_msg("%s, %d rows from %d, %d blocks, %d tokens: row %d token %d %.9g, want %.9g",
+                                             kind ? "Q4" : "Q8", M.rows, r0, nb, n, r, t, out[0][t * DINTATTN__PANEL + i], want);
+                                checked++;
+                            }
+                    }
+    assert_int_equal(checked, 2 * MAXB * (1 + 1 + 1 + 1 + 2 + 2) * 2 * DINTATTN__PANEL * NT);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 /* The bf16 panels' words (dintattn__pack_b16_words: what dintattn__pack_b16 stores for BF16 and
    rounds for F16) against their definition, word by word: pair p (columns 2p, 2p + 1) of row
    r0 + 16 j + i at 32 p + 16 j + i, an odd last column beside a zero, rows past the matrix zero,
@@ -1415,6 +1521,7 @@ static void test_prefill_unit(void **state)
     dintattn_session *e = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_EXACT);
     dintattn_session *a = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_AUTO);
     const int avx512 = dintattn_session_kernels(a) >= DINTATTN_KERNELS_AVX512, amx = dintattn_session_kernels(a) == DINTATTN_KERNELS_AMX;
+    const int int8 = dintattn_session_kernels(a) >= DINTATTN_KERNELS_AVX2; /* the int8 panels: AVX2 and above */
     dintattn_prefill_unit u, v;
     dintattn_error err;
     int k, bf16_dot = 0;
@@ -1444,19 +1551,19 @@ static void test_prefill_unit(void **state)
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
     assert_int_equal(dintattn_session_prefill_unit(e, "q4", &u, &err), DINTATTN_OK);
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
-    /* AUTO: int8 activations on AVX-512's int8 panels (the rows below it), and on AMX's bf16 tiles
+    /* AUTO: int8 activations on the int8 panels (AVX2 and AVX-512; the rows below), and on AMX's bf16 tiles
        for chunks of dintattn__q_tiles_min tokens or more: this model's context (32) holds fewer
        than the default 48, so a session of it reports the tiles only with the threshold lowered */
     assert_int_equal(dintattn_session_n_ctx(a), 32);
     assert_true(dintattn__q_tiles_min > 32);
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    assert_int_equal(u, int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
     dintattn__q_tiles_min = 32;
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16 : avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16 : int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
     dintattn__q_tiles_min = 33;
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, avx512 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    assert_int_equal(u, int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
     dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN;
     assert_int_equal(dintattn_session_prefill_unit(a, "f32", &u, &err), DINTATTN_OK);
     assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
@@ -2515,6 +2622,7 @@ int main(void)
         cmocka_unit_test(test_packed_panels_match_row_kernels),
         cmocka_unit_test(test_b16_panels_pack_their_pairs),
         cmocka_unit_test(test_avxvnni_rows_equal_avx2),
+        cmocka_unit_test(test_avx2_int8_panels),
         cmocka_unit_test(test_bf16x3_split_is_exact),
         cmocka_unit_test(test_bf16_rounding_levels_agree),
         cmocka_unit_test(test_f32_panel_spans),
