@@ -4131,6 +4131,47 @@ DINTATTN__AVX2 static void dintattn__integral_avx2(double *S, const float *a1, i
     }
 }
 
+/* dintattn__quantize_x on AVX2 (a prompt's int8 activations on the AVX2 level): the same bytes and
+   floats, the conversion rounding to nearest even as rintf does; blocks holding NaN or infinity,
+   all zeros, or whose reciprocal scale overflows take the scalar code. */
+DINTATTN__AVX2 static void dintattn__quantize_x_avx2(const float *x, int n, signed char *q, float *s, float *c)
+{
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)), inf = _mm256_set1_ps(INFINITY);
+    const __m256i hi = _mm256_set1_epi32(127), lo = _mm256_set1_epi32(-127), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int b, k;
+    for (b = 0; b < n / 32; b++, x += 32, q += 32) {
+        __m256 v[4], a[4], m;
+        __m128 h;
+        __m256i qi[4], sum;
+        float amax, inv;
+        int finite = 1;
+        for (k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_ps(x + 8 * k), a[k] = _mm256_and_ps(v[k], magnitude);
+            finite &= _mm256_movemask_ps(_mm256_cmp_ps(a[k], inf, _CMP_LT_OQ)) == 0xFF;
+        }
+        m = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+        h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        amax = _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
+        inv = 127.0f / amax;
+        if (!finite || !(amax > 0) || !(inv - inv == 0)) {
+            dintattn__quantize_x(x, 32, q, s + b, c + b);
+            continue;
+        }
+        for (k = 0; k < 4; k++)
+            qi[k] = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v[k], _mm256_set1_ps(inv))), hi), lo);
+        /* packed to bytes lane by lane, then the four 4-byte groups of each vector put back in order */
+        _mm256_storeu_si256((__m256i *)(void *)q,
+                            _mm256_permutevar8x32_epi32(_mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]),
+                                                                           _mm256_packs_epi32(qi[2], qi[3])), order));
+        sum = _mm256_add_epi32(_mm256_add_epi32(qi[0], qi[1]), _mm256_add_epi32(qi[2], qi[3]));
+        sum = _mm256_add_epi32(sum, _mm256_shuffle_epi32(sum, 0x4E));
+        sum = _mm256_add_epi32(sum, _mm256_shuffle_epi32(sum, 0xB1));
+        s[b] = amax / 127.0f;
+        c[b] = s[b] * (float)(_mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 4));
+    }
+}
+
 /* int8 activations (see dintattn__xq) on 256-bit vectors, a block per vector: per 4 bytes the
    integer dot of unsigned bytes u and signed bytes q, DOT4(u, q) -- Q8: u = |w| and q with w's sign
    (pairs stay below 2^15), Q4: u the nibbles -- as vpmaddubsw then vpmaddwd (AVX2) or one
@@ -5847,7 +5888,7 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
      {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, dintattn__pack_q, dintattn__panel_q8_x2, NULL, NULL},
      {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, dintattn__pack_q, dintattn__panel_q4_x2, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
-    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x, dintattn__quantize_w, dintattn__to_bf16,
+    dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx2, dintattn__quantize_w, dintattn__to_bf16,
     NULL, NULL, NULL};
 
 /* AVX-512F for the matrix-vector products (and VNNI for int8 activations) and W @ V; the other
