@@ -4268,6 +4268,53 @@ static float dintattn__dotq_q4_x2(const dintattn__mat *M, size_t r, const dintat
     return dintattn__dotq_q4_avx2(M, r, x);
 }
 
+/* dintattn__pack_q on AVX2 (the AVX2 level's packing; the same words): per block, 8 rows at a time
+   (their 32 bytes, Q4's nibbles spread to signed bytes as there) transposed as 8 x 8 words, so
+   that word g of the 8 rows is one store; each row's sum from the transposed words by vpmaddubsw
+   against ones. Rows past the matrix take the C code. */
+DINTATTN__AVX2 static void dintattn__pack_q_avx2(const dintattn__mat *M, int r0, void *panel)
+{
+    const size_t nb = (size_t)M->cols / 32;
+    const int q4 = M->type == DINTATTN__W_Q4;
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1), low = _mm256_set1_epi8(15),
+                  eight = _mm256_set1_epi8(8);
+    int32_t *o = (int32_t *)panel;
+    size_t b;
+    int i0, i, g;
+    if (r0 + DINTATTN__PANEL > M->rows) {
+        dintattn__pack_q(M, r0, panel);
+        return;
+    }
+    for (b = 0; b < nb; b++, o += DINTATTN__GQ_PANEL_BLOCK)
+        for (i0 = 0; i0 < DINTATTN__PANEL; i0 += 8) {
+            __m256i v[8], t[8], u[8], sum = _mm256_setzero_si256();
+            for (i = 0; i < 8; i++) {
+                const size_t at = ((size_t)r0 + (size_t)(i0 + i)) * nb + b; /* the row's block b */
+                if (q4) {
+                    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)((const unsigned char *)M->w + 16 * at));
+                    const __m256i xx = _mm256_set_m128i(_mm_srli_epi16(x, 4), x);
+                    v[i] = _mm256_sub_epi8(_mm256_and_si256(xx, low), eight);
+                } else {
+                    v[i] = _mm256_loadu_si256((const __m256i *)(const void *)((const signed char *)M->w + 32 * at));
+                }
+                memcpy(o + 256 + i0 + i, M->scale + at, sizeof(float));
+            }
+            for (i = 0; i < 8; i += 2)
+                t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]), t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+            for (i = 0; i < 8; i += 4) {
+                u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]), u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+                u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]), u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+            }
+            for (g = 0; g < 4; g++) /* u[g]: words g (low lanes) and g + 4 of rows 0-3; u[g + 4] of rows 4-7 */
+                v[g] = _mm256_permute2x128_si256(u[g], u[g + 4], 0x20), v[g + 4] = _mm256_permute2x128_si256(u[g], u[g + 4], 0x31);
+            for (g = 0; g < 8; g++) {
+                _mm256_storeu_si256((__m256i *)(void *)(o + 32 * g + i0), v[g]);
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v[g]), ones16));
+            }
+            _mm256_storeu_si256((__m256i *)(void *)(o + 288 + i0), _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), sum), 7));
+        }
+}
+
 /* The AVX2 level's int8 panels (prefill; packed by dintattn__pack_q) against DINTATTN__GQ_NT tokens,
    the same integer dots as the AVX-512 kernel scaled the same way, so the same floats bit for bit.
    With AVX-VNNI's vpdpbusd, as on AVX-512: the unsigned bytes q + 128 times the signed weights,
@@ -5885,8 +5932,8 @@ static const dintattn__kernels dintattn__kernels_avx2 = {
     {{dintattn__rowdot_f32_avx2, dintattn__rowdot64_f32_avx2, dintattn__to_f32_f32, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_f16_avx2, dintattn__rowdot64_f16_avx2, dintattn__to_f32_f16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
      {dintattn__rowdot_bf16_avx2, dintattn__rowdot64_bf16_avx2, dintattn__to_f32_bf16_avx2, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, dintattn__pack_q, dintattn__panel_q8_x2, NULL, NULL},
-     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, dintattn__pack_q, dintattn__panel_q4_x2, NULL, NULL}},
+     {dintattn__rowdot_q8_avx2, dintattn__rowdot64_q8_avx2, dintattn__to_f32_q8_avx2, dintattn__dotq_q8_x2, dintattn__dotq4_q8_x2, NULL, dintattn__pack_q_avx2, dintattn__panel_q8_x2, NULL, NULL},
+     {dintattn__dot_q4_c, dintattn__dot64_q4_c, dintattn__to_f32_q4, dintattn__dotq_q4_x2, dintattn__dotq4_q4_x2, NULL, dintattn__pack_q_avx2, dintattn__panel_q4_x2, NULL, NULL}},
     NULL, NULL, dintattn__scores_x86, NULL, NULL, dintattn__scores2_x86, dintattn__softmax_avx2, dintattn__integral_avx2, dintattn__wv_x86,
     dintattn__swiglu_avx2, dintattn__dotb_avx2, dintattn__i8_to_f32_avx2, dintattn__quantize_x_avx2, dintattn__quantize_w, dintattn__to_bf16,
     NULL, NULL, NULL};

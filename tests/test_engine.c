@@ -980,8 +980,8 @@ static void test_avxvnni_rows_equal_avx2(void **state)
 #endif
 }
 
-/* The int8 panels' packing (dintattn__pack_q, the AVX2 level's, in C) is what the AVX-512 level's
-   DINTATTN__GQ_PACK stores, word for word; and the AVX2 level's panel kernels (plain AVX2, AVX-VNNI
+/* The int8 panels' packing in C (dintattn__pack_q) is what the AVX2 level's and the AVX-512
+   level's (DINTATTN__GQ_PACK) store, word for word; and the AVX2 level's panel kernels (plain AVX2, AVX-VNNI
    where the CPU has it, and the same body on the EVEX vpdpbusd where it has AVX-512 VNNI; plain
    AVX2's own Q4 kernel) give the AVX-512 panel's floats bit for bit, and within rounding of the integer dots written out here:
    Q8 and Q4 rows with extreme weights (-128, 127; nibbles 0 and 15) and activations (+-127),
@@ -1039,6 +1039,11 @@ static void test_avx2_int8_panels(void **state)
                         memset(panel, 0xAB, sizeof panel);
                         dintattn__pack_q(&M, r0, panel[0]);
                         assert_int_equal(panel[0][nb * DINTATTN__GQ_PANEL_BLOCK], (int32_t)0xABABABABu);
+                        memset(panel[1], 0xCD, sizeof panel[1]);
+                        dintattn__pack_q_avx2(&M, r0, panel[1]);
+                        if (memcmp(panel[0], panel[1], sizeof(int32_t) * (size_t)nb * DINTATTN__GQ_PANEL_BLOCK))
+                            fail_msg("%s, %d rows from %d, %d blocks: the AVX2 packing differs from C's", kind ? "Q4" : "Q8",
+                                     M.rows, r0, nb);
                         if (avx512) {
                             K512->w[M.type].pack(&M, r0, panel[1]);
                             if (memcmp(panel[0], panel[1], sizeof(int32_t) * (size_t)nb * DINTATTN__GQ_PANEL_BLOCK))
