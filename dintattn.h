@@ -4331,72 +4331,57 @@ DINTATTN__AVX2 static void dintattn__pack_q_avx2(const dintattn__mat *M, int r0,
 #define DINTATTN__GQ_X2_SCALE(t)                                                                             \
     f##t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i##t),                                                         \
                            _mm256_mul_ps(s_, _mm256_set1_ps(((const float *)xb)[8 * DINTATTN__GQ_NT + (t)])), f##t)
-#define DINTATTN__GQ_X2_STEP(t)                                                                              \
-    i##t = _mm256_add_epi32(i##t, _mm256_madd_epi16(_mm256_maddubs_epi16(a_, _mm256_sign_epi8(_mm256_set1_epi32(xg[t]), w_)), \
-                                                    _mm256_set1_epi16(1)))
-DINTATTN__AVX2 static void dintattn__panel_q8_avx2(const void *panel, int cols, const void *xblk, float *out)
-{
-    int32_t sx[8 * DINTATTN__GQ_NT]; /* a block's tokens as signed bytes */
-    int j, b, l, g;
-    DINTATTN_ASSERT(DINTATTN__GQ_NT == 6);
-    for (j = 0; j < 4; j++) {
-        const int32_t *p = (const int32_t *)panel + 8 * j, *xb = (const int32_t *)xblk;
-        __m256 f0 = _mm256_setzero_ps(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0;
-        for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {
-            const __m256 s_ = _mm256_loadu_ps((const float *)p + 256);
-            __m256i i0 = _mm256_setzero_si256(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0;
-            for (l = 0; l < 8 * DINTATTN__GQ_NT; l += 8)
-                _mm256_storeu_si256((__m256i *)(void *)(sx + l),
-                                    _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(xb + l)),
-                                                     _mm256_set1_epi8((char)0x80)));
-            for (g = 0; g < 8; g++) {
-                const __m256i w_ = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g)), a_ = _mm256_sign_epi8(w_, w_);
-                const int32_t *xg = sx + DINTATTN__GQ_NT * g;
-                DINTATTN__GQ_X2_STEP(0), DINTATTN__GQ_X2_STEP(1), DINTATTN__GQ_X2_STEP(2);
-                DINTATTN__GQ_X2_STEP(3), DINTATTN__GQ_X2_STEP(4), DINTATTN__GQ_X2_STEP(5);
-            }
-            DINTATTN__GQ_X2_SCALE(0), DINTATTN__GQ_X2_SCALE(1), DINTATTN__GQ_X2_SCALE(2);
-            DINTATTN__GQ_X2_SCALE(3), DINTATTN__GQ_X2_SCALE(4), DINTATTN__GQ_X2_SCALE(5);
-        }
-        _mm256_storeu_ps(out + 8 * j, f0), _mm256_storeu_ps(out + 32 + 8 * j, f1);
-        _mm256_storeu_ps(out + 64 + 8 * j, f2), _mm256_storeu_ps(out + 96 + 8 * j, f3);
-        _mm256_storeu_ps(out + 128 + 8 * j, f4), _mm256_storeu_ps(out + 160 + 8 * j, f5);
-    }
-}
-
-/* Plain AVX2 on a Q4 panel: its weights (nibble - 8) are small enough for vpmaddubsw to take the
-   tokens' unsigned bytes as they are (a pair at most 2 x 255 x 8 = 4080), and a block's 8 groups
-   sum in 16 bits (at most 32640), widened once a block by vpmaddwd onto the rows' offsets, as
-   vpdpbusd sums them: the same integer dots, two instructions a step where Q8 takes four. */
-#define DINTATTN__GQ_Q4_STEP(t) i##t = _mm256_add_epi16(i##t, _mm256_maddubs_epi16(_mm256_set1_epi32(xg[t]), w_))
+#define DINTATTN__GQ_PLAIN_STEP(t, Q4)                                                                       \
+    i##t = (Q4) ? _mm256_add_epi16(i##t, _mm256_maddubs_epi16(_mm256_set1_epi32(xg[t]), w_))                 \
+                : _mm256_add_epi32(i##t, _mm256_madd_epi16(_mm256_maddubs_epi16(a_, _mm256_sign_epi8(_mm256_set1_epi32(xg[t]), w_)), \
+                                                           _mm256_set1_epi16(1)))
 #define DINTATTN__GQ_Q4_WIDEN(t) i##t = _mm256_add_epi32(c_, _mm256_madd_epi16(i##t, _mm256_set1_epi16(1)))
-DINTATTN__AVX2 static void dintattn__panel_q4_avx2(const void *panel, int cols, const void *xblk, float *out)
-{
-    int j, b, g;
-    DINTATTN_ASSERT(DINTATTN__GQ_NT == 6);
-    for (j = 0; j < 4; j++) {
-        const int32_t *p = (const int32_t *)panel + 8 * j, *xb = (const int32_t *)xblk;
-        __m256 f0 = _mm256_setzero_ps(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0;
-        for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {
-            const __m256i c_ = _mm256_loadu_si256((const __m256i *)(const void *)(p + 288));
-            const __m256 s_ = _mm256_loadu_ps((const float *)p + 256);
-            __m256i i0 = _mm256_setzero_si256(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0;
-            for (g = 0; g < 8; g++) {
-                const __m256i w_ = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g));
-                const int32_t *xg = xb + DINTATTN__GQ_NT * g;
-                DINTATTN__GQ_Q4_STEP(0), DINTATTN__GQ_Q4_STEP(1), DINTATTN__GQ_Q4_STEP(2);
-                DINTATTN__GQ_Q4_STEP(3), DINTATTN__GQ_Q4_STEP(4), DINTATTN__GQ_Q4_STEP(5);
-            }
-            DINTATTN__GQ_Q4_WIDEN(0), DINTATTN__GQ_Q4_WIDEN(1), DINTATTN__GQ_Q4_WIDEN(2);
-            DINTATTN__GQ_Q4_WIDEN(3), DINTATTN__GQ_Q4_WIDEN(4), DINTATTN__GQ_Q4_WIDEN(5);
-            DINTATTN__GQ_X2_SCALE(0), DINTATTN__GQ_X2_SCALE(1), DINTATTN__GQ_X2_SCALE(2);
-            DINTATTN__GQ_X2_SCALE(3), DINTATTN__GQ_X2_SCALE(4), DINTATTN__GQ_X2_SCALE(5);
-        }
-        _mm256_storeu_ps(out + 8 * j, f0), _mm256_storeu_ps(out + 32 + 8 * j, f1);
-        _mm256_storeu_ps(out + 64 + 8 * j, f2), _mm256_storeu_ps(out + 96 + 8 * j, f3);
-        _mm256_storeu_ps(out + 128 + 8 * j, f4), _mm256_storeu_ps(out + 160 + 8 * j, f5);
+/* Plain AVX2 on a Q4 panel (Q4 1): its weights (nibble - 8) are small enough for vpmaddubsw to take
+   the tokens' unsigned bytes as they are (a pair at most 2 x 255 x 8 = 4080), and a block's 8
+   groups sum in 16 bits (at most 32640), widened once a block by vpmaddwd onto the rows' offsets,
+   as vpdpbusd sums them: the same integer dots, two instructions a step where Q8 takes four. */
+#define DINTATTN__GQ_X2_PLAIN(name, Q4)                                                                       \
+    DINTATTN__AVX2 static void name(const void *panel, int cols, const void *xblk, float *out)               \
+    {                                                                                                        \
+        int32_t sx[8 * DINTATTN__GQ_NT]; /* Q8: a block's tokens as signed bytes */                          \
+        int j, b, l, g;                                                                                      \
+        DINTATTN_ASSERT(DINTATTN__GQ_NT == 6);                                                               \
+        for (j = 0; j < 4; j++) {                                                                            \
+            const int32_t *p = (const int32_t *)panel + 8 * j, *xb = (const int32_t *)xblk;                  \
+            __m256 f0 = _mm256_setzero_ps(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0;                     \
+            for (b = 0; b < cols / 32; b++, p += DINTATTN__GQ_PANEL_BLOCK, xb += DINTATTN__GQ_X_BLOCK) {     \
+                const __m256 s_ = _mm256_loadu_ps((const float *)p + 256);                                   \
+                const int32_t *xs = xb;                                                                      \
+                __m256i i0 = _mm256_setzero_si256(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0;             \
+                if (!(Q4)) {                                                                                 \
+                    for (l = 0; l < 8 * DINTATTN__GQ_NT; l += 8)                                             \
+                        _mm256_storeu_si256((__m256i *)(void *)(sx + l),                                     \
+                                            _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(xb + l)), \
+                                                             _mm256_set1_epi8((char)0x80)));                 \
+                    xs = sx;                                                                                 \
+                }                                                                                            \
+                for (g = 0; g < 8; g++) {                                                                    \
+                    const __m256i w_ = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g));      \
+                    const __m256i a_ = (Q4) ? w_ : _mm256_sign_epi8(w_, w_);                                 \
+                    const int32_t *xg = xs + DINTATTN__GQ_NT * g;                                            \
+                    DINTATTN__GQ_PLAIN_STEP(0, Q4), DINTATTN__GQ_PLAIN_STEP(1, Q4), DINTATTN__GQ_PLAIN_STEP(2, Q4); \
+                    DINTATTN__GQ_PLAIN_STEP(3, Q4), DINTATTN__GQ_PLAIN_STEP(4, Q4), DINTATTN__GQ_PLAIN_STEP(5, Q4); \
+                }                                                                                            \
+                if (Q4) {                                                                                    \
+                    const __m256i c_ = _mm256_loadu_si256((const __m256i *)(const void *)(p + 288));         \
+                    DINTATTN__GQ_Q4_WIDEN(0), DINTATTN__GQ_Q4_WIDEN(1), DINTATTN__GQ_Q4_WIDEN(2);             \
+                    DINTATTN__GQ_Q4_WIDEN(3), DINTATTN__GQ_Q4_WIDEN(4), DINTATTN__GQ_Q4_WIDEN(5);             \
+                }                                                                                            \
+                DINTATTN__GQ_X2_SCALE(0), DINTATTN__GQ_X2_SCALE(1), DINTATTN__GQ_X2_SCALE(2);                 \
+                DINTATTN__GQ_X2_SCALE(3), DINTATTN__GQ_X2_SCALE(4), DINTATTN__GQ_X2_SCALE(5);                 \
+            }                                                                                                \
+            _mm256_storeu_ps(out + 8 * j, f0), _mm256_storeu_ps(out + 32 + 8 * j, f1);                       \
+            _mm256_storeu_ps(out + 64 + 8 * j, f2), _mm256_storeu_ps(out + 96 + 8 * j, f3);                  \
+            _mm256_storeu_ps(out + 128 + 8 * j, f4), _mm256_storeu_ps(out + 160 + 8 * j, f5);                \
+        }                                                                                                    \
     }
-}
+DINTATTN__GQ_X2_PLAIN(dintattn__panel_q8_avx2, 0)
+DINTATTN__GQ_X2_PLAIN(dintattn__panel_q4_avx2, 1)
 
 /* The AVX-VNNI kernel's body, DPBUSD the 256-bit vpdpbusd (the tests run it on AVX-512 VNNI's
    encoding too) */
