@@ -998,7 +998,7 @@ static void test_avx2_int8_panels(void **state)
     static signed char w8[MAXR * MAXB * 32], xq[NT][MAXB * 32];
     static unsigned char w4[MAXR * MAXB * 16];
     static float wsc[MAXR * MAXB], xs[NT][MAXB], xc[NT][MAXB];
-    static int32_t panel[2][MAXB * DINTATTN__GQ_PANEL_BLOCK], xpq[MAXB * DINTATTN__GQ_X_BLOCK];
+    static int32_t panel[2][(MAXB + 1) * DINTATTN__GQ_PANEL_BLOCK], xpq[MAXB * DINTATTN__GQ_X_BLOCK];
     const dintattn__kernels *K512 = dintattn__kernels_for(DINTATTN_KERNELS_AVX512);
     const int avx512 = K512->level == DINTATTN_KERNELS_AVX512, vex = dintattn__cpu_avxvnni(),
               evex = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
