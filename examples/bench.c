@@ -44,8 +44,9 @@
                independent accumulators, 2 FLOPs a lane; else AVX2 + FMA; else plain C), bf16 dot
                (_mm512_dpbf16_ps: 32 bf16 pairs, 64 FLOPs an instruction; needs AVX-512-BF16) and
                int8 dot (_mm512_dpbusd_epi32: 64 u8 x s8 products, 128 ops an instruction; else
-               AVX-VNNI _mm256_dpbusd_avx_epi32, 64 ops). What the CPU lacks is printed as "not
-               available".
+               AVX-VNNI _mm256_dpbusd_avx_epi32, 64 ops), each only where the session's kernel
+               level uses those instructions (--kernels avx2: the 256-bit ones; AMX's tiles only
+               at the AMX level). What the CPU or the level lacks is printed as "not available".
    From those:
      params    dintattn_model_params: the file's tensors as stored (Shared-DIFF counts its factors);
      weight bytes per decoded token: dintattn_model_weight_bytes, every matrix at the precision it
@@ -533,23 +534,29 @@ __attribute__((target("amx-tile,amx-bf16"))) static double peak_amx_bf16(float s
 
 enum { PEAK_F32, PEAK_BF16, PEAK_INT8, PEAK_AMX, PEAK_KINDS };
 
-/* The kernel for `kind` on this CPU and the instruction set it uses, or NULL: not available. */
-static peak_fn peak_pick(int kind, const char **isa)
+/* The kernel for `kind` on this CPU with the instructions the session's kernel level uses (so that
+   `--kernels avx2` is held to 256-bit peaks), and the instruction set it uses, or NULL: not
+   available. */
+static peak_fn peak_pick(int kind, dintattn_kernels level, const char **isa)
 {
     *isa = NULL;
 #if defined(__x86_64__)
-    if (kind == PEAK_F32 && __builtin_cpu_supports("avx512f")) return *isa = "avx512f", peak_f32_avx512;
-    if (kind == PEAK_F32 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return *isa = "avx2+fma", peak_f32_avx2;
-    if (kind == PEAK_BF16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
-        return *isa = "avx512bf16", peak_bf16_avx512;
-    if (kind == PEAK_INT8 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
-        return *isa = "avx512vnni", peak_int8_avx512;
-    if (kind == PEAK_INT8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
-        return *isa = "avxvnni", peak_int8_avxvnni;
+    if (level >= DINTATTN_KERNELS_AVX512) {
+        if (kind == PEAK_F32 && __builtin_cpu_supports("avx512f")) return *isa = "avx512f", peak_f32_avx512;
+        if (kind == PEAK_BF16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
+            return *isa = "avx512bf16", peak_bf16_avx512;
+        if (kind == PEAK_INT8 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
+            return *isa = "avx512vnni", peak_int8_avx512;
+    }
+    if (level >= DINTATTN_KERNELS_AVX2) {
+        if (kind == PEAK_F32 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            return *isa = "avx2+fma", peak_f32_avx2;
+        if (kind == PEAK_INT8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
+            return *isa = "avxvnni", peak_int8_avxvnni;
+    }
 #endif
 #ifdef DINTATTN__HAVE_AMX
-    if (kind == PEAK_AMX && dintattn__amx_ready()) return *isa = "amx-bf16", peak_amx_bf16;
+    if (kind == PEAK_AMX && level == DINTATTN_KERNELS_AMX && dintattn__amx_ready()) return *isa = "amx-bf16", peak_amx_bf16;
 #endif
     if (kind == PEAK_F32) return *isa = "c", peak_f32_c;
     return NULL;
@@ -1035,6 +1042,7 @@ int main(int argc, char **argv)
     dintattn_prefill_unit unit = DINTATTN_PREFILL_SGEMM;
     long long params;
     const char *kernels, *precision, *pkernel, *coretype, *peak_isa[PEAK_KINDS];
+    dintattn_kernels level;
     char held[16], why[160] = "", t1[48], t2[48], t3[48];
     int *prompt = NULL;
     float *logits = NULL;
@@ -1075,7 +1083,8 @@ int main(int argc, char **argv)
         dintattn_model_free(model);
         return cli_fail("session", err.message);
     }
-    kernels = dintattn_kernels_name(dintattn_session_kernels(sess));
+    level = dintattn_session_kernels(sess);
+    kernels = dintattn_kernels_name(level);
     precision = dintattn_precision_name(dintattn_session_precision(sess));
     unit_known = dintattn_session_prefill_unit(sess, held, &unit, &err) == DINTATTN_OK;
     pkernel = unit_known ? dintattn_prefill_unit_name(unit) : "?";
@@ -1174,7 +1183,7 @@ int main(int argc, char **argv)
     for (k = 0; k < PEAK_KINDS; k++) peak[k] = 0;
     for (i = 0; i < PEAK_PASSES; i++) /* the kinds in turn, so that a dip falls on one pass of each */
         for (k = 0; k < PEAK_KINDS; k++) {
-            peak_fn fn = peak_pick(k, &peak_isa[k]);
+            peak_fn fn = peak_pick(k, level, &peak_isa[k]);
             double r = fn ? peak_run(fn, a.eng.threads) : 0;
             peak[k] = r > peak[k] ? r : peak[k];
         }
@@ -1287,8 +1296,8 @@ int main(int argc, char **argv)
             printf("peak       f32 FMA %s, bf16 dot %s, int8 dot %s (register-only, best of %d, %d threads; %s, %s, %s)\n",
                    rate_text(t1, sizeof t1, peak[PEAK_F32], "GFLOP/s"), rate_text(t2, sizeof t2, peak[PEAK_BF16], "GFLOP/s"),
                    rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), PEAK_PASSES, a.eng.threads, peak_isa[PEAK_F32],
-                   peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16",
-                   peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni");
+                   peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16 at this kernel level",
+                   peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni at this kernel level");
             if (peak[PEAK_AMX] > 0)
                 printf("peak       AMX bf16 tiles %s (register-only: tiles loaded once, best of %d, %d threads)\n",
                        rate_text(t1, sizeof t1, peak[PEAK_AMX], "GFLOP/s"), PEAK_PASSES, a.eng.threads);
