@@ -981,12 +981,12 @@ static void test_avxvnni_rows_equal_avx2(void **state)
 }
 
 /* The int8 panels' packing in C (dintattn__pack_q) is what the AVX2 level's and the AVX-512
-   level's (DINTATTN__GQ_PACK) store, word for word; and the AVX2 level's panel kernels (plain AVX2, AVX-VNNI
-   where the CPU has it, and the same body on the EVEX vpdpbusd where it has AVX-512 VNNI; plain
-   AVX2's own Q4 kernel) give the AVX-512 panel's floats bit for bit, and within rounding of the integer dots written out here:
-   Q8 and Q4 rows with extreme weights (-128, 127; nibbles 0 and 15) and activations (+-127),
-   1 to 61 rows (a second panel; rows past the matrix), 1 to 7 blocks, a block's tokens all
-   present or only one. */
+   level's (DINTATTN__GQ_PACK) store, word for word; and the AVX2 level's panel kernels (plain
+   AVX2's Q8 and Q4 kernels, AVX-VNNI's where the CPU has it, and its body on the EVEX vpdpbusd
+   where the CPU has AVX-512 VNNI) give the AVX-512 panel's floats bit for bit, and within rounding
+   of the integer dots written out here: Q8 and Q4 rows with extreme weights (-128, 127; nibbles 0
+   and 15) and activations (+-127), 1 to 61 rows (a second panel; rows past the matrix), 1 to 7
+   blocks, a block's tokens all present or only one. */
 #if defined(DINTATTN__HAVE_X86) && defined(DINTATTN__HAVE_AVXVNNI)
 DINTATTN__GQ_X2_VNNI(test_panel_q_evex, __attribute__((target("avx512vnni,avx512vl,avx2,fma,f16c"))), _mm256_dpbusd_epi32)
 #endif
