@@ -55,15 +55,7 @@ static const char *usage =
     "                      lambda (default: span with --span, else neg_share)\n"
     "  --threads T         threads for matrix rows (default 2; attention runs on the calling thread\n"
     "                      while rows are inspected)\n"
-    "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
-    "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                      2/3 of the available memory, file reads it mapped, copy always copies\n"
-    "  --precision P       auto (default), exact or fast (as examples/generate)\n"
-    "  --fast              the same as --precision fast\n"
-    "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
-    "  --kernels K         the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
+    CLI_ENGINE_USAGE
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"
     "  -h, --help          this text\n"
     "Metrics of a row w over its keys 0..pos (dintattn_attn_stats_of), averaged over the query\n"
@@ -607,7 +599,7 @@ int main(int argc, char **argv)
     memset(&out, 0, sizeof out);
     rc = parse_args(argc, argv, &a);
     if (rc == 2) {
-        fputs(usage, stdout);
+        cli_usage(stdout, usage, 22);
         return 0;
     }
     if (rc) return 1;

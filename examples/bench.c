@@ -146,17 +146,7 @@ static const char *usage =
     "  --threads T   session, load and OpenBLAS threads; also the bandwidth and peak tests\n"
     "                (default 2)\n"
     "  --batch B     the session's n_batch (default 0: the prompt's length up to 512)\n"
-    "  --weights W   file (default: as stored), f32, bf16, q8 or q4 (converted at load)\n"
-    "  --map M       auto (default), file or copy: where weights kept as stored are read;\n"
-    "                auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                2/3 of the available memory, file reads it mapped, copy always copies\n"
-    "  --precision P auto (default: Q8/Q4 weights times int8 activations), exact (f32\n"
-    "                activations for every weight type) or fast (BF16 weights times bf16 too;\n"
-    "                on AMX, prompts of every weight type but F32 on bf16 tiles)\n"
-    "  --fast        the same as --precision fast\n"
-    "  --kernels K   the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                (default: $DINTATTN_KERNELS when set, else auto)\n"
-    "  --kv T        the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
+    CLI_ENGINE_USAGE
     "  --json        print one JSON object instead of the text report\n"
     "  -h, --help    this text\n";
 
@@ -184,7 +174,7 @@ static int parse_args(int argc, char **argv, args *a)
         case CLI_ARG_VALUE: break;
         case CLI_ARG_SWITCH: a->json = 1; continue;
         case CLI_ARG_MODEL: continue;
-        case CLI_ARG_HELP: fputs(usage, stdout); return 3;
+        case CLI_ARG_HELP: cli_usage(stdout, usage, 16); return 3;
         default: return 1;
         }
         if ((r = cli_engine_option(&a->eng, CLI_WEIGHTS | CLI_MAP | CLI_PRECISION | CLI_KV | CLI_KERNELS, o, val, &err)) >= 0) {

@@ -13,6 +13,8 @@
                        (cli_engine_init, cli_engine_option, cli_engine_done), and what is made
                        from them: cli_load_model, cli_load_tokenizer, cli_session_options,
                        cli_session_new
+     cli_usage         an example's usage text, CLI_ENGINE_USAGE's lines of the engine options
+                       among its own, the descriptions at the example's column
      cli_arg           one word of an argument loop: MODEL, --help, a switch, or a flag and its
                        value
      cli_text_ids      the ids of -p TEXT, -f FILE or --ids LIST, checked against the vocabulary
@@ -204,6 +206,41 @@ enum {
     CLI_MAP = 128,
     CLI_ENGINE = CLI_THREADS | CLI_WEIGHTS | CLI_PRECISION | CLI_KERNELS | CLI_KV | CLI_MAP /* every model-running example's */
 };
+
+/* The usage lines of the engine options every model-running example takes (cli_engine_option's
+   --weights, --map, --precision, --kernels and --kv, and cli_aliases' --fast), each option and
+   its description apart by a tab, continuation lines starting with one: an example's usage text
+   includes them and prints itself with cli_usage, which sets the descriptions at its column. */
+#define CLI_ENGINE_USAGE                                                                          \
+    "  --weights W\thold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"      \
+    "  --map M\tauto (default), file or copy: where weights kept as stored are read;\n"           \
+    "\tauto copies the file into memory (2 MiB pages) when it takes at most\n"                     \
+    "\t2/3 of the available memory, file reads it mapped, copy always copies\n"                    \
+    "  --precision P\tauto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"     \
+    "\tor fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"                    \
+    "\tprompts of every weight type but F32 on bf16 tiles)\n"                                      \
+    "  --fast\tthe same as --precision fast\n"                                                    \
+    "  --kernels K\tthe highest kernel level: auto, portable, avx2, avx512 or amx\n"              \
+    "\t(default: $DINTATTN_KERNELS when set, else auto)\n"                                         \
+    "  --kv T\tthe KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
+
+/* Prints a usage text to f, each line's part after its first tab padded to column col (one
+   space at least); lines without a tab as they are. */
+CLI_FN void cli_usage(FILE *f, const char *text, int col)
+{
+    while (*text) {
+        const char *end = strchr(text, '\n'), *tab;
+        size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
+        tab = (const char *)memchr(text, '\t', n);
+        if (tab) {
+            int w = (int)(tab - text);
+            fprintf(f, "%.*s%*s", w, text, w < col ? col - w : 1, "");
+            n -= (size_t)(tab + 1 - text), text = tab + 1;
+        }
+        fwrite(text, 1, n, f);
+        text += n;
+    }
+}
 
 /* The defaults: all zero (the engine's), 2 threads, the kernel level from $DINTATTN_KERNELS. */
 CLI_FN void cli_engine_init(cli_engine *e)

@@ -54,17 +54,7 @@ static const char *usage =
     "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1.1)\n"
     "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
     "  --threads T         threads for decode, prompts and converting weights at load (default 2)\n"
-    "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --map M             auto (default), file or copy: where weights kept as stored are read;\n"
-    "                      auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                      2/3 of the available memory, file reads it mapped, copy always copies\n"
-    "  --precision P       auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
-    "                      or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
-    "                      prompts of every weight type but F32 on bf16 tiles)\n"
-    "  --fast              the same as --precision fast\n"
-    "  --kernels K         the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
-    "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
+    CLI_ENGINE_USAGE
     "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"
     "  --ctx N             the session's context in tokens, at most the model's max_seq_len\n"
     "                      (default: the model's; with --chat, at most 4096)\n"
@@ -543,7 +533,7 @@ int main(int argc, char **argv)
 
     i = parse_args(argc, argv, &a);
     if (i == 2) {
-        fputs(usage, stdout);
+        cli_usage(stdout, usage, 22);
         return 0;
     }
     if (i) return 1;

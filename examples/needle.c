@@ -66,15 +66,7 @@ static const char *usage =
     "  --prompts            with --json, each sample's prompt text too\n"
     "  --svg OUT.svg        also write the grid as an SVG heatmap\n"
     "  --threads T          threads for attention heads and matrix rows (default 2)\n"
-    "  --weights W          hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --map M              auto (default), file or copy: where weights kept as stored are read;\n"
-    "                       auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                       2/3 of the available memory, file reads it mapped, copy always copies\n"
-    "  --precision P        auto (default), exact or fast (as examples/generate)\n"
-    "  --fast               the same as --precision fast\n"
-    "  --kv T               the KV cache's type: f32 (default), bf16 or q8\n"
-    "  --kernels K          the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                       (default: $DINTATTN_KERNELS when set, else auto)\n"
+    CLI_ENGINE_USAGE
     "  --extract TEXT       no model: print the number the scoring takes from TEXT\n"
     "  --answer NUMBER      with --extract: also whether it counts as correct\n"
     "  -h, --help           this text\n"
@@ -742,7 +734,7 @@ int main(int argc, char **argv)
     memset(&gen_text, 0, sizeof gen_text);
     rc = parse_args(argc, argv, &a);
     if (rc == 2) {
-        fputs(usage, stdout);
+        cli_usage(stdout, usage, 23);
         return 0;
     }
     if (rc) return 1;

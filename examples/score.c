@@ -46,15 +46,10 @@ static const char *usage =
     "  --json              one JSON object instead of the table (--ppl, --kl: the figures)\n"
     "  --ctx N             tokens per window, at most the model's max_seq_len (the default)\n"
     "  --threads T         threads for attention heads and matrix rows (default 2)\n"
-    "  --weights W         hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --map M             auto (default), file or copy (as examples/generate)\n"
-    "  --precision P       auto (default), exact or fast (as examples/generate)\n"
-    "  --fast              the same as --precision fast\n"
-    "  --kv T              the KV cache's type: f32 (default), bf16 or q8 (as examples/generate)\n"
-    "  --kernels K         the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                      (default: $DINTATTN_KERNELS when set, else auto)\n"
+    CLI_ENGINE_USAGE
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"
-    "  -h, --help          this text\n"
+    "  -h, --help          this text\n";
+static const char *usage_modes =
     "Scoring a text: log p(token i | tokens before it) for every token but the first, which is\n"
     "context only (the BOS, when the model has one); total and mean negative log-likelihood (NLL)\n"
     "and perplexity exp(mean NLL). A text longer than --ctx is scored in windows of --ctx tokens,\n"
@@ -893,7 +888,7 @@ int main(int argc, char **argv)
 
     rc = parse_args(argc, argv, &a);
     if (rc == 2) {
-        fputs(usage, stdout);
+        cli_usage(stdout, usage, 22), fputs(usage_modes, stdout);
         return 0;
     }
     if (rc) return 1;

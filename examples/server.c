@@ -49,17 +49,7 @@ static const char *usage =
     "  --ctx N          session context in tokens (default: min(the model's max_seq_len, 4096))\n"
     "  --threads T      threads for decode, prompts and converting weights at load (default 2)\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
-    "  --weights W      hold weights as stored (file, the default) or as f32, bf16, q8 or q4\n"
-    "  --map M          auto (default), file or copy: where weights kept as stored are read;\n"
-    "                   auto copies the file into memory (2 MiB pages) when it takes at most\n"
-    "                   2/3 of the available memory, file reads it mapped, copy always copies\n"
-    "  --precision P    auto (default: Q8/Q4 weights multiply int8 activations), exact (f32)\n"
-    "                   or fast (also BF16 and F16 weights multiply bf16 activations; on AMX,\n"
-    "                   prompts of every weight type but F32 on bf16 tiles)\n"
-    "  --fast           the same as --precision fast\n"
-    "  --kernels K      the highest kernel level: auto, portable, avx2, avx512 or amx\n"
-    "                   (default: the environment variable DINTATTN_KERNELS when set, else auto)\n"
-    "  --kv T           the KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
+    CLI_ENGINE_USAGE
     "  -h, --help       this text\n";
 
 static volatile sig_atomic_t stop_flag;
@@ -572,7 +562,7 @@ int main(int argc, char **argv)
         switch (cli_arg(argc, argv, &i, NULL, &eng, &v)) {
         case CLI_ARG_VALUE: break;
         case CLI_ARG_MODEL: continue;
-        case CLI_ARG_HELP: fputs(usage, stdout); return 0;
+        case CLI_ARG_HELP: cli_usage(stdout, usage, 19); return 0;
         default: return 1;
         }
         if (!strcmp(f, "--host")) host = v;
