@@ -2,10 +2,10 @@
    MIT license (see the end of this file).
 
    Runs decoder LLMs built on DIFF, DINT, Shared-DIFF and Grouped-DIFF attention (and standard
-   attention as the baseline) from one safetensors file, as specified in SPEC.md (the project's
-   specification; the README's "The model file format" carries what a user needs of it: the
-   config keys, the tensors, the math per head). Comments cite SPEC.md by section: 1 the
-   attention rule, 2 the file format.
+   attention as the baseline) from one safetensors file, as specified in docs/format.md (the
+   model file format and the math: the config keys, the tensors, the math per head). Comments
+   cite it by section: 1 the attention rule, 2 the file, 3 version 1.1, 4 weight types, 5 the
+   tokenizer in the file, 6 the chat template in the file.
 
    USAGE
    In exactly one C or C++ file:
@@ -43,7 +43,7 @@
    (other levels, Q8/Q4 at precision EXACT, chunks of fewer than 8 tokens, attention beside them)
    on its own threads (openblas_set_num_threads).
 
-   CONTENTS (where to find SPEC.md's symbols: lambda in dintattn__compute_lambda; A1, A2, S, G,
+   CONTENTS (where to find docs/format.md's symbols: lambda in dintattn__compute_lambda; A1, A2, S, G,
    I and W in dintattn__head_weights and dintattn__attend; the head index in dintattn__head_of)
      1. API declarations
      2. Configuration and errors (error codes, allocation, overflow-checked sizes)
@@ -53,7 +53,7 @@
      5. Math kernels (RMSNorm, softmax, RoPE, SwiGLU/PolyNorm; row . x and rows as f32 per weight
         type; prefill's packed panels, AMX tiles; the attention loops; one table of them per
         level: portable, AVX2, AVX-512)
-     6. Attention (the thread pool; the session's cache; SPEC.md section 1 step by step)
+     6. Attention (the thread pool; the session's cache; docs/format.md section 1 step by step)
      7. The decoder step (session memory; products on packed panels, by sgemm or matrix-vector
         rows; projections, RoPE, attention and FFN blocks; prefill and decode)
      8. Sampler
@@ -121,7 +121,7 @@ typedef enum {
     DINTATTN_ROPE_SCALING_NONE, DINTATTN_ROPE_SCALING_LINEAR, DINTATTN_ROPE_SCALING_LLAMA3, DINTATTN_ROPE_SCALING_YARN
 } dintattn_rope_scaling_type;
 
-/* RoPE frequency scaling (SPEC.md section 3), as Hugging Face transformers computes it. */
+/* RoPE frequency scaling (docs/format.md section 3), as Hugging Face transformers computes it. */
 typedef struct dintattn_rope_scaling {
     dintattn_rope_scaling_type type;
     double factor;                                         /* s >= 1 */
@@ -132,7 +132,7 @@ typedef struct dintattn_rope_scaling {
     int truncate;                                          /* yarn [true] */
 } dintattn_rope_scaling;
 
-/* The model's numbers, as read from the file's config with SPEC.md section 2's defaults applied
+/* The model's numbers, as read from the file's config with docs/format.md section 2's defaults applied
    (the README's config table). */
 typedef struct dintattn_config {
     int dim, n_layers, vocab_size, hidden_dim, max_seq_len;
@@ -148,7 +148,7 @@ typedef struct dintattn_config {
     double rope_theta, norm_eps, head_norm_eps;
     dintattn_ffn_act ffn_act;
     int tie_embeddings;                                    /* bool */
-    /* file version 1.1 (SPEC.md section 3); a version 1 file has the defaults */
+    /* file version 1.1 (docs/format.md section 3); a version 1 file has the defaults */
     dintattn_lambda_mode lambda_mode;                      /* reparam: lambda per layer; token_sigmoid: per row and head */
     int shared_k;                                          /* bool: K2 is K1 */
     int rope_dim;                                          /* components of each head RoPE rotates [head_dim] */
@@ -273,7 +273,7 @@ typedef void (*dintattn_attn_hook)(void *user, int layer, int head, int pos,
                                    const float *w, int n_keys);
 
 /* One attention row of signal head `head` of layer `layer` at query position `pos`, over its
-   n_keys = pos + 1 keys, as SPEC.md section 1 forms it (valid during the call only). */
+   n_keys = pos + 1 keys, as docs/format.md section 1 forms it (valid during the call only). */
 typedef struct dintattn_attn_row {
     int layer, head, pos, n_keys;
     float lambda;      /* the row's lambda (per layer, or the token's with token lambda); 0: standard */
@@ -1485,7 +1485,7 @@ static size_t dintattn__mat_bytes(const dintattn__mat *M)
 
 static float dintattn__w_elem(const dintattn__mat *M, size_t i) { return dintattn__wtypes[M->type].elem(M, i); }
 
-/* One layer's weights, named as the file names them (SPEC.md section 2). The Q/K projections
+/* One layer's weights, named as the file names them (docs/format.md section 2). The Q/K projections
    accumulate in double (their products q . k feed the softmaxes, which amplify rounding: float32
    accumulation over D would dominate the error of the whole model, DINT's most), whatever
    precision their weights are held in. */
@@ -1502,7 +1502,7 @@ typedef struct dintattn__layer {
     dintattn__mat w_gate, w_up, w_down;
     const float *act_weight, *act_bias;                 /* PolyNorm (w0, w1, w2), b */
     const float *b_gate, *b_up, *b_down;                /* ffn_bias */
-    double lambda_init, lambda;                         /* per-layer scalars (SPEC.md section 1) */
+    double lambda_init, lambda;                         /* per-layer scalars (docs/format.md section 1) */
 } dintattn__layer;
 
 struct dintattn_model {
@@ -1534,7 +1534,7 @@ struct dintattn_model {
     size_t arena_left;
 };
 
-/* SPEC.md section 1's head-index rule: signal head i of H reads head floor(i * n / H) of a
+/* docs/format.md section 1's head-index rule: signal head i of H reads head floor(i * n / H) of a
    projection with n heads. In 64 bits: i * n passes 2^31 for legal models (46,342 heads). */
 static int dintattn__head_of(int i, int n, int H) { return (int)((int64_t)i * n / H); }
 
@@ -1705,7 +1705,7 @@ static dintattn_result dintattn__check_products(const dintattn_config *c, dintat
     return DINTATTN_OK;
 }
 
-/* rope_scaling (SPEC.md section 3): an object with "type" and that type's fields, nothing else. */
+/* rope_scaling (docs/format.md section 3): an object with "type" and that type's fields, nothing else. */
 static dintattn_result dintattn__read_rope_scaling(const dintattn__json *j, const dintattn__jnode *o,
                                                    dintattn_rope_scaling *rs, dintattn_error *err)
 {
@@ -1774,7 +1774,7 @@ static dintattn_result dintattn__read_rope_scaling(const dintattn__json *j, cons
     return DINTATTN_OK;
 }
 
-/* The version 1.1 keys (SPEC.md section 3); in a version 1 file they are refused, since a v1
+/* The version 1.1 keys (docs/format.md section 3); in a version 1 file they are refused, since a v1
    reader would run such a model with the wrong math. */
 static dintattn_result dintattn__read_v11(const dintattn__json *j, dintattn_config *c, int minor, dintattn_error *err)
 {
@@ -1816,7 +1816,7 @@ static dintattn_result dintattn__read_config(dintattn_model *m, dintattn_error *
     int integral, norm_type, scale, rope, ffn, diff;
     if ((r = dintattn__read_sizes(j, c, err)) || (r = dintattn__check_products(c, err))) return r;
     diff = c->attention != DINTATTN_ATTN_STANDARD;
-    /* SPEC.md section 2: keys a model does not use are ignored; those it uses must be legal */
+    /* docs/format.md section 2: keys a model does not use are ignored; those it uses must be legal */
     integral = norm_type = 0;
     c->rope_theta = 10000.0;
     if ((r = dintattn__cfg_bool(j, "head_norm", diff, &c->head_norm, err)) ||
@@ -1849,7 +1849,7 @@ static dintattn_result dintattn__read_config(dintattn_model *m, dintattn_error *
 
 /* --- the tensors of a model file: one table ----------------------------------------------- */
 
-/* The sizes shapes are written in (SPEC.md section 2's symbols). */
+/* The sizes shapes are written in (docs/format.md section 2's symbols). */
 enum {
     DINTATTN__Z_1, DINTATTN__Z_3, DINTATTN__Z_D, DINTATTN__Z_V, DINTATTN__Z_F, DINTATTN__Z_H, DINTATTN__Z_d,
     DINTATTN__Z_dv, DINTATTN__Z_r, DINTATTN__Z_NK1, DINTATTN__Z_NQ2, DINTATTN__Z_NK2, DINTATTN__Z_NV, DINTATTN__Z_COUNT
@@ -2664,7 +2664,7 @@ static double dintattn__qk_cost(const dintattn_config *c, int factored)
 }
 
 /* lambda = exp(lambda_q1 . lambda_k1) - exp(lambda_q2 . lambda_k2) + lambda_init, one per layer
-   (SPEC.md section 1): the only place it is computed. */
+   (docs/format.md section 1): the only place it is computed. */
 static dintattn_result dintattn__compute_lambda(dintattn_model *m, int l, int check_finite, dintattn_error *err)
 {
     dintattn__layer *L = &m->layers[l];
@@ -6300,7 +6300,7 @@ static double *dintattn__S_row(const dintattn_session *s, int l, int i)
     return s->S + ((size_t)l * (size_t)s->model->cfg.n_heads + (size_t)i) * (size_t)s->n_ctx;
 }
 
-/* --- SPEC.md section 1, step by step ------------------------------------------------------ */
+/* --- docs/format.md section 1, step by step ------------------------------------------------------ */
 
 /* Where attention reads one layer's cache: tiles of `tile` rows (all `width` at once from an f32
    cache), converted into `buf` (and, in decode, a row `o_tile` of partial W @ V). */
@@ -6447,7 +6447,7 @@ static int dintattn__inspected(const dintattn_inspect *in, int l, int i, int pos
            (in->pos_to <= 0 || pos < in->pos_to);
 }
 
-/* HeadNorm and head scale of one head's output (SPEC.md section 1). */
+/* HeadNorm and head scale of one head's output (docs/format.md section 1). */
 static void dintattn__head_post(const dintattn_config *c, const dintattn__layer *L, int i, float *o)
 {
     int dv = c->v_head_dim, k;
@@ -6857,8 +6857,8 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
     return off;
 }
 
-/* RoPE's inverse frequencies inv[k] = theta^(-2k/r), k < r/2 (r = rope_dim), scaled as SPEC.md
-   section 3 says (Hugging Face transformers' rope types); returns the factor on cos and sin. */
+/* RoPE's inverse frequencies inv[k] = theta^(-2k/r), k < r/2 (r = rope_dim), scaled as
+   docs/format.md section 3 says (Hugging Face transformers' rope types); returns the factor on cos and sin. */
 static double dintattn__rope_inv_freq(const dintattn_config *c, double *inv)
 {
     const dintattn_rope_scaling *rs = &c->rope_scaling;
@@ -8112,7 +8112,7 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     prods[count++] = dintattn__product_f32(&L->wv, s->xn, D, s->v_rows, c->n_v_heads * c->v_head_dim, 0);
     if (s->lambda_rows) prods[count++] = dintattn__product_f32(&L->lambda_proj, s->xn, D, s->lambda_rows, H, 0);
     dintattn__products(s, n, prods, count);
-    /* token lambda (SPEC.md section 3): lambda[n, i] = sigmoid(lambda_proj[i, :] . x_n) */
+    /* token lambda (docs/format.md section 3): lambda[n, i] = sigmoid(lambda_proj[i, :] . x_n) */
     for (i = 0; s->lambda_rows && i < n * H; i++) s->lambda_rows[i] = 1.0f / (1.0f + expf(-s->lambda_rows[i]));
     /* then the factors, and per token on the pool: RoPE, the rows in f32, the keys and values cached */
     if (m->qk_factored) dintattn__expand_factors(s, n, proj, n_proj);

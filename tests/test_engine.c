@@ -1,4 +1,4 @@
-/* Engine tests: logits against the float64 numpy reference, and the invariants of SPEC.md.
+/* Engine tests: logits against the float64 numpy reference, and the invariants of docs/format.md.
    Expected numbers come from tests/fixtures (tools/make_fixtures.py + tools/reference.py) or
    from the engine itself run another way (decode vs prefill vs chunks, threads, appended
    tokens), never from constants typed into this file. */
@@ -100,7 +100,7 @@ static void expect_close(const char *what, const char *name, const float *got, c
     if (!(e <= tol)) fail_msg("%s %s: relative error %.3g > %.3g", name, what, e, tol);
 }
 
-/* Every fixture, fed three ways (SPEC: prefill, decode and chunks must give the same logits),
+/* Every fixture, fed three ways (docs/format.md section 1: prefill, decode and chunks must give the same logits),
    against the reference. Also with a tiny internal batch so prefill splits into steps. */
 static void check_fixture_modes(dintattn_qk_form form, int only_low_rank)
 {
@@ -146,7 +146,7 @@ static void test_every_family_matches_reference_in_all_modes(void **state)
     check_fixture_modes(DINTATTN_QK_AUTO, 0);
 }
 
-/* Shared-DIFF runs factored or merged (SPEC: both must be right); force each. */
+/* Shared-DIFF runs factored or merged (docs/format.md section 1: both must be right); force each. */
 static void test_shared_diff_factored_matches_reference(void **state)
 {
     (void)state;
@@ -1908,7 +1908,7 @@ static void sum_rows(void *user, int layer, int head, int pos, const float *w, i
     st->rows++;
 }
 
-/* DINT with gamma = lambda: every row of A1 - lambda A2 + lambda I sums to 1 (SPEC.md 1);
+/* DINT with gamma = lambda: every row of A1 - lambda A2 + lambda I sums to 1 (docs/format.md section 1);
    standard attention's rows (A1) too. */
 /* dintattn_logprobs against log-softmax (in double, here) of the float64 reference's logits, on
    every fixture, in one call and after a prefix with n_batch 3 (rows from several steps). */

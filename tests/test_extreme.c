@@ -216,7 +216,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     b->n += (size_t)k;
 }
 
-/* The config with SPEC's defaults applied: what the tensor shapes need. */
+/* The config with docs/format.md section 2's defaults applied: what the tensor shapes need. */
 typedef struct xshape {
     int D, L, V, F, H, d, dv, nk1, nq2, nk2, nv, r, diff, tied;
 } xshape;

@@ -590,7 +590,7 @@ static edit_case config_cases[] = {
     CFGERR("refuses_negative_norm_eps", DIFF, ADD("\"norm_eps\": -1e-5"), "'norm_eps'"),
     CFGERR("refuses_null_norm_eps", DIFF, ADD("\"norm_eps\": null"), "'norm_eps'"),
     CFGERR("refuses_negative_head_norm_eps", DIFF, ADD("\"head_norm_eps\": -1"), "'head_norm_eps'"),
-    /* version 1.1 (SPEC.md section 3) */
+    /* version 1.1 (docs/format.md section 3) */
     CFGERR("refuses_v11_key_in_a_version_1_file", DIFF, ADD("\"ffn_bias\": false"), "'ffn_bias'"),
     CFGERR("refuses_odd_rope_dim", YARN, "\"rope_dim\": 4", "\"rope_dim\": 5", "'rope_dim'"),
     CFGERR("refuses_rope_dim_above_head_dim", YARN, "\"rope_dim\": 4", "\"rope_dim\": 10", "'rope_dim'"),
@@ -838,7 +838,7 @@ static void test_loads_with_trailing_bytes_after_data(void **state)
 }
 
 /* Legal but unusual headers: whitespace around the JSON, escapes in names and in the config,
-   extra metadata strings, config keys the model does not use (even with values it would refuse, as SPEC.md says), nesting well inside the limit. */
+   extra metadata strings, config keys the model does not use (even with values it would refuse, as docs/format.md section 2 says), nesting well inside the limit. */
 static void test_loads_unusual_but_legal_header(void **state)
 {
     blob b = read_fixture(DIFF), out;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Convert differential-attention checkpoints into one dintattn model file (SPEC.md section 2).
+"""Convert differential-attention checkpoints into one dintattn model file (docs/format.md section 2).
 
     /usr/bin/python3 tools/convert.py SOURCE OUT.safetensors
         [--format unilm|motif|diffllama|llama2c|diffv2|xtransformers|auto] [--dtype f32|f16|bf16]
@@ -32,7 +32,7 @@ single tensor; it goes to OUT.tmp and is renamed to OUT at the end.
 Tokenizer (--tokenizer FILE, or SOURCE/tokenizer.json): a tiktoken rank file is embedded as is
 ("type": "tiktoken").  An HF tokenizer.json with a BPE model, byte-level (GPT-2, Llama-3, Qwen2,
 DeepSeek-V3) or SentencePiece-style (Llama-2, Gemma, Yi: byte fallback, "▁" for spaces), is
-written as "type": "bpe" (SPEC's tokenizer section): the vocabulary as tensor tokenizer.ranks
+written as "type": "bpe" (docs/format.md section 5): the vocabulary as tensor tokenizer.ranks
 ("BASE64(bytes) ID" lines), the merges as tensor tokenizer.merges ("LEFT_ID RIGHT_ID" lines, in
 file order), and the BPE model's fields, normalizer, pre-tokenizer, added tokens and decoder as
 steps in the "tokenizer" metadata, which the C tokenizer applies as HF tokenizers does
@@ -81,7 +81,7 @@ if __name__ == "__main__":
 
 FORMATS = ["unilm", "motif", "diffllama", "llama2c", "diffv2", "xtransformers"]
 
-# SPEC section 3: a config with any of these keys is written as version "1.1"
+# docs/format.md section 3: a config with any of these keys is written as version "1.1"
 V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 
@@ -371,7 +371,7 @@ def _encode(st_dtype, chunk, name):
 
 
 def write_spec(path, config, tensors, dtype="f32", tokenizer=None, chat=None):
-    """Writes a SPEC.md file. tensors: [(name, shape, loader)] with loader() -> array of shape;
+    """Writes a dintattn model file (docs/format.md section 2). tensors: [(name, shape, loader)] with loader() -> array of shape;
     tokenizer: None or (tok_tensors, metadata_dict), tok_tensors a list of (name, bytes) U8
     tensors (tokenizer.ranks, tokenizer.merges) or one rank file's bytes; chat: None or the "chat"
     metadata dict.  config None writes a tokenizer-only file (format "dintattn-tokenizer").
@@ -460,7 +460,7 @@ def _warn(msg):
 
 
 # The HF tokenizer.json model, normalizer, pre-tokenizer and decoder components the C tokenizer
-# implements exactly (the "bpe" format of SPEC.md's tokenizer section); anything else is refused
+# implements exactly (the "bpe" format of docs/format.md section 5); anything else is refused
 # by name, never approximated.
 SPLIT_BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 TOKENIZER_JSON_KEYS = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",

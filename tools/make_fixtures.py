@@ -8,7 +8,7 @@ Run from anywhere, with Debian's python3 (it has numpy):
 (--out writes the whole set into DIR instead of tests/fixtures/, e.g. to compare a regeneration
 with the committed files: `cmp` every file of tests/fixtures against DIR's.)
 
-Writes, for every fixture NAME below (FIXTURES, then the SPEC v1.1 ones, V11_FIXTURES, whose
+Writes, for every fixture NAME below (FIXTURES, then the version 1.1 ones, V11_FIXTURES, whose
 names start with "v11_" and whose files say "version": "1.1"):
     tests/fixtures/NAME.safetensors   the model (tools/make_model.py)
     tests/fixtures/NAME.logits        reference logits, little-endian float32 [N, vocab_size],
@@ -181,7 +181,7 @@ FIXTURES = [
            rope="halves", head_norm=False), "f32"),
 ]
 
-# --- SPEC v1.1 (section 3): token lambda, shared keys, partial and scaled RoPE, FFN biases.
+# --- version 1.1 (docs/format.md section 3): token lambda, shared keys, partial and scaled RoPE, FFN biases.
 
 
 def _without(*keys):
@@ -199,7 +199,7 @@ def _lambda_proj_zero(cfg, w):
 
 YARN16 = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
 V11_FIXTURES = [
-    # DIFF V2 as SPEC 3 maps it: 2H query heads as Q1/Q2 pairs, K and V shared by both maps
+    # DIFF V2 as docs/format.md section 3 maps it: 2H query heads as Q1/Q2 pairs, K and V shared by both maps
     # (shared_k, KV = 2 heads), v_head_dim = head_dim, no head norm or scale, RoPE interleaved
     F("v11_diff_v2_gqa_f32",
       dict(S4, attention="diff", lambda_mode="token_sigmoid", shared_k=True, n_k1_heads=2,

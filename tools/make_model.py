@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write random dintattn models (SPEC.md sections 2 and 3) as .safetensors files.
+"""Write random dintattn models (docs/format.md sections 2 and 3) as .safetensors files.
 
 Run with Debian's python3 (it has numpy; the pyenv `python3` on PATH does not):
 
@@ -31,7 +31,7 @@ As a module (tools/make_fixtures.py uses it):
     write_quantized_file(src, dst, "q8" | "q4")   the model with its weight matrices stored as Q8
         or Q4 in the file, streamed (tools/quantize.py); write_q8_file(src, dst) is the Q8 case
 
-The config is written exactly as given; defaults (SPEC.md table) are only computed here to know
+The config is written exactly as given; defaults (docs/format.md section 2's table) are only computed here to know
 the tensor shapes.
 
 Presets: standard, diff, dint, shared-diff, grouped-diff are tiny (dim 32, 2 layers, vocab 61);
@@ -42,7 +42,7 @@ untied embeddings (118.0M parameters: 450 MiB as f32, 225 MiB as bf16); Grouped-
 Shared-DIFF with qk_rank 16.  The random values are chosen so the math is exercised: Q/K weights are large
 enough that softmaxes are peaky, lambda differs per layer, norm weights are not all ones.
 
-SPEC v1.1 (section 3) presets, tiny as above; a config with any v1.1 key (lambda_mode, shared_k,
+Version 1.1 (docs/format.md section 3) presets, tiny as above; a config with any v1.1 key (lambda_mode, shared_k,
 rope_dim, rope_scaling, ffn_bias) is written as "version": "1.1", any other as "1":
   diff-v2              Microsoft's DIFF V2: token_sigmoid lambda, shared_k, 2 KV heads for both
                        maps and V, v_head_dim = head_dim, no head norm or scale, RoPE interleaved
@@ -76,9 +76,9 @@ read_safetensors = safetensors_io.read
 # ---------------------------------------------------------------------------
 
 def resolved(cfg):
-    """The SPEC defaults filled in, as a new dict (never written to a file)."""
+    """The defaults of docs/format.md section 2 filled in, as a new dict (never written to a file)."""
     c = dict(cfg)
-    att = c.get("attention", "standard")   # SPEC gives no default; same as tools/reference.py
+    att = c.get("attention", "standard")   # docs/format.md gives no default; same as tools/reference.py
     differential = att in ("diff", "dint")
     H = c["n_heads"]
     c["attention"] = att
@@ -95,7 +95,7 @@ def resolved(cfg):
     c.setdefault("tie_embeddings", False)
     c.setdefault("ffn_act", "silu")
     c.setdefault("rope", "interleaved")
-    # SPEC section 3 (v1.1)
+    # docs/format.md section 3 (v1.1)
     c.setdefault("lambda_mode", "reparam")
     c.setdefault("shared_k", False)
     c.setdefault("ffn_bias", False)
@@ -114,7 +114,7 @@ def resolved(cfg):
     return c
 
 
-# SPEC section 3: a file whose config has any of these keys is "version": "1.1"
+# docs/format.md section 3: a file whose config has any of these keys is "version": "1.1"
 V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 
@@ -126,7 +126,7 @@ DTYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
 
 
 def lambda_init(c, l):
-    """lambda_init(l) per SPEC.md ("depth", a number, or a per-layer list); 0 if malformed."""
+    """lambda_init(l) per docs/format.md section 1 ("depth", a number, or a per-layer list); 0 if malformed."""
     li = c.get("lambda_init", "depth")
     if li == "depth":
         return 0.8 - 0.6 * math.exp(-0.3 * l)
@@ -140,7 +140,7 @@ def lambda_init(c, l):
 # ---------------------------------------------------------------------------
 
 def make_tensors(cfg, seed=0, head_norm_per_head=False):
-    """{name: float32 array} for a random model of config cfg, in SPEC order."""
+    """{name: float32 array} for a random model of config cfg, in docs/format.md section 2's order."""
     c = resolved(cfg)
     rng = np.random.default_rng(seed)
     D, V, F, L = c["dim"], c["vocab_size"], c["hidden_dim"], c["n_layers"]
@@ -533,7 +533,7 @@ PRESETS = {
     "dint": dict(_BASE, attention="dint", integral="softmax", head_scale="none"),
     "shared-diff": dict(_BASE, attention="diff", qk_rank=2),
     "grouped-diff": dict(_BASE, attention="diff", n_q2_heads=2, n_k2_heads=2, n_v_heads=2),
-    # SPEC v1.1 (section 3)
+    # version 1.1 (docs/format.md section 3)
     "diff-v2": dict(_BASE, attention="diff", lambda_mode="token_sigmoid", shared_k=True,
                     n_k1_heads=2, n_q2_heads=4, n_k2_heads=2, n_v_heads=2, v_head_dim=8,
                     head_norm=False, head_scale="none", rope="interleaved"),

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Independent float64 numpy reference for dintattn models (SPEC.md v1 and the v1.1 additions).
+"""Independent float64 numpy reference for dintattn models (docs/format.md: version 1 and the version 1.1 additions).
 
-Straightforward dense math, written from /work/shared/SPEC.md and nothing else: every
+Straightforward dense math, written from the format's specification (docs/format.md) and nothing else, never from dintattn.h: every
 attention matrix (A1, A2, S/G, I, W) is built in full, N x N per head, with explicit causal
 masks. It exists to check the C engine, so clarity wins over speed.
 
@@ -140,7 +140,7 @@ def dequantize(path, tensors, dtypes):
 # config
 # ----------------------------------------------------------------------------------------------
 
-# SPEC section 3: the keys a "version": "1.1" file may use (refused by name in a "1" file)
+# docs/format.md section 3: the keys a "version": "1.1" file may use (refused by name in a "1" file)
 V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 # rope_scaling: type -> (required fields, optional fields), names as in HF config.json
@@ -157,7 +157,7 @@ def _is_num(v):
 
 
 def resolve_rope_scaling(rs):
-    """Validate a rope_scaling object (SPEC section 3) -> dict with every field resolved:
+    """Validate a rope_scaling object (docs/format.md section 3) -> dict with every field resolved:
     type, factor, and per type low/high_freq_factor, original_max_position_embeddings,
     beta_fast, beta_slow, truncate, attention_factor (1 unless yarn)."""
     if not isinstance(rs, dict) or not isinstance(rs.get("type"), str):
@@ -220,7 +220,7 @@ def resolve_rope_scaling(rs):
 
 def rope_inv_freq(cfg):
     """(inv_freq [rope_dim/2], attention_factor) for a resolved config: theta^(-2k/r), k < r/2,
-    scaled per SPEC section 3 (Hugging Face transformers' modeling_rope_utils rope types)."""
+    scaled per docs/format.md section 3 (Hugging Face transformers' modeling_rope_utils rope types)."""
     r, b = cfg["rope_dim"], float(cfg["rope_theta"])
     k = np.arange(r // 2, dtype=np.float64)
     inv = b ** (-2.0 * k / r)
@@ -258,7 +258,7 @@ def rope_inv_freq(cfg):
 
 
 def resolve_config(raw, version="1.1"):
-    """Fill in every default (team decisions where SPEC.md is silent); unknown keys kept.
+    """Fill in every default (team decisions where docs/format.md is silent); unknown keys kept.
     version is the file's __metadata__ version: in "1" the v1.1 keys are refused by name."""
     c = dict(raw)
     if version == "1":
@@ -312,7 +312,7 @@ def resolve_config(raw, version="1.1"):
         if c[key] not in legal:
             raise ValueError(f"{key} {c[key]!r}")
 
-    # --- version 1.1 (SPEC section 3); lambda_mode and shared_k only matter for diff/dint,
+    # --- version 1.1 (docs/format.md section 3); lambda_mode and shared_k only matter for diff/dint,
     # rope_dim and rope_scaling only with RoPE (unused keys are ignored, as in v1)
     c.setdefault("lambda_mode", "reparam")
     c.setdefault("shared_k", False)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Eager PyTorch baseline for examples/bench: the SPEC.md forward of any dintattn model, with a
+"""Eager PyTorch baseline for examples/bench: the docs/format.md forward of any dintattn model, with a
 KV cache, timed the way examples/bench times dintattn.
 
 Run with Debian's python3 (python3-torch and python3-numpy; the pyenv `python3` on PATH has
@@ -14,7 +14,7 @@ What it does, as a user of PyTorch would write it (float32 everywhere, torch.inf
   * the forward is plain eager torch: RMSNorm, the five projections (dense or Shared-DIFF base +
     per-head low-rank factors), RoPE from cos/sin tables, per-head A1 / A2 softmaxes over the
     cache with a causal mask, lambda, the DINT integral (the running column sum S of A1 is kept
-    per layer and head in the cache and carried from step to step, as SPEC.md section 1 says), the
+    per layer and head in the cache and carried from step to step, as docs/format.md section 1 says), the
     head norm and scale, SwiGLU or PolyNorm;
   * the cache holds K1, K2, V ([ctx, heads, width] per layer) and S ([H, ctx] per layer);
   * before timing, it checks its logits against tools/reference.py (float64 numpy) on a short

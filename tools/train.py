@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Train a small DINT Transformer (SPEC.md, attention "dint") on the King James Bible, on CPU;
+"""Train a small DINT Transformer (docs/format.md, attention "dint") on the King James Bible, on CPU;
 or a DIFF or standard Transformer of the same parameter count (--attention; tools/replicate.py
 trains the three for the README's replication).
 
@@ -93,7 +93,7 @@ FAMILIES = ("dint", "diff", "standard")
 
 
 def make_config(dim, n_layers, n_heads, hidden, vocab, ctx, attention="dint"):
-    """The SPEC config of a model of `n_heads` differential heads of width d = dim / (2 n_heads).
+    """The config (docs/format.md section 2) of a model of `n_heads` differential heads of width d = dim / (2 n_heads).
     Every family has the same parameter count (DIFF paper, section 3): DIFF and DINT have H heads
     with q1, q2, k1, k2 of width d and values of width 2d; the standard Transformer has 2H heads of
     width d (q, k and v), no head norm and no lambda. DIFF scales heads by 1 - lambda_init, DINT
@@ -122,7 +122,7 @@ def make_config(dim, n_layers, n_heads, hidden, vocab, ctx, attention="dint"):
 
 
 # ---------------------------------------------------------------------------------------------
-# model (SPEC.md, attention "dint", dense Q/K, one head per projection and signal head)
+# model (docs/format.md, attention "dint", dense Q/K, one head per projection and signal head)
 # ---------------------------------------------------------------------------------------------
 
 class RMSNorm(nn.Module):
@@ -148,7 +148,7 @@ def apply_rope(x, cos, sin):
 
 
 class Attention(nn.Module):
-    """SPEC attention "standard", "diff" or "dint" with dense Q/K, one head per projection and
+    """Attention "standard", "diff" or "dint" with dense Q/K, one head per projection and
     signal head."""
 
     def __init__(self, c, l):
@@ -270,7 +270,7 @@ class Model(nn.Module):
         return self.norm(x) @ self.tok_embeddings.weight.t()
 
     def spec_tensors(self):
-        """{SPEC name: float32 numpy array} in SPEC order."""
+        """{tensor name: float32 numpy array} in docs/format.md section 2's order."""
         t = {"tok_embeddings.weight": self.tok_embeddings.weight, "norm.weight": self.norm.weight}
         for l, b in enumerate(self.layers):
             p = "layers.%d." % l
@@ -289,7 +289,7 @@ class Model(nn.Module):
         return {k: v.detach().cpu().float().numpy().copy() for k, v in t.items()}
 
     def lambdas(self):
-        """Each layer's lambda (SPEC), or "" for standard attention."""
+        """Each layer's lambda (docs/format.md section 1), or "" for standard attention."""
         if self.c["attention"] == "standard":
             return ""
         return ",".join("%.3f" % b.attn.lam().item() for b in self.layers)

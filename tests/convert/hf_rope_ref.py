@@ -15,7 +15,7 @@ from test_reference_v11 import inv_freq_python  # noqa: E402
 
 
 def hf_scaling(cfg):
-    """HF config -> SPEC-style {"type", fields} (yarn's original context defaulted) or None."""
+    """HF config -> docs/format.md section 3's {"type", fields} (yarn's original context defaulted) or None."""
     rs = cfg.get("rope_scaling") or cfg.get("rope_parameters")
     if not rs:
         return None

@@ -68,7 +68,7 @@ def main():
     meta = h.pop("__metadata__", {})
     rep.check("metadata format/version", meta.get("format") == "dintattn" and meta.get("version") == "1", str(meta))
     c = json.loads(meta.get("config", "{}"))
-    rep.check("config is a JSON object with the SPEC keys",
+    rep.check("config is a JSON object with the keys of docs/format.md section 2",
               c.get("attention") == "diff" and c.get("n_heads") == 2 and c.get("v_head_dim") == 8, str(c))
     rep.check("tensor data starts 64-byte aligned", (8 + n) % 64 == 0, str(8 + n))
     spans = sorted(e["data_offsets"] for e in h.values())

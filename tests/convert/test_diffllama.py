@@ -404,7 +404,7 @@ def main():
         ("GQA H=8 KV=4, eps 1e-6", base_cfg(num_attention_heads=8, num_key_value_heads=4, rms_norm_eps=1e-6), {}),
         ("sharded (3 files)", base_cfg(), {"shards": 3}),
         ("bf16 source", base_cfg(), {"dtype": "BF16"}),
-        # SPEC v1.1: rope_scaling (rope_type, or the legacy "type") and partial_rotary_factor
+        # version 1.1 (docs/format.md section 3): rope_scaling (rope_type, or the legacy "type") and partial_rotary_factor
         ("llama3 scaling (DiffLlama-0.3B-handcut: factor 32)", base_cfg(rope_scaling={
             "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
             "original_max_position_embeddings": 8}, rope_theta=500.0), {"v11": True}),

@@ -171,7 +171,7 @@ def motif_attention(c, W, x, l):
     q = (x @ W["q_proj"].T).view(T, S, d)
     k = (x @ W["k_proj"].T).view(T, KVs, d)
     v = (x @ W["v_proj"].T).view(T, KVs, d)
-    if c.get("rope_scaling") or c.get("partial_rotary_factor"):   # SPEC v1.1: scaled / partial RoPE
+    if c.get("rope_scaling") or c.get("partial_rotary_factor"):   # version 1.1: scaled / partial RoPE
         import hf_rope_ref
         cos, sin, _ = hf_rope_ref.cos_sin(c, d, T)
         q, k = (hf_rope_ref.apply_halves(t, cos[:, None], sin[:, None]) for t in (q, k))
@@ -368,7 +368,7 @@ def main():
             c["num_key_value_heads"] = 3
         refuse(res, tmp, "refuse_odd_kv_heads", motif_config(), odd_kv, "num_key_value_heads")
 
-        # SPEC v1.1: rope_scaling and partial_rotary_factor
+        # version 1.1 (docs/format.md section 3): rope_scaling and partial_rotary_factor
         c = motif_config(D=80, S=10, KVs=4, N=2, theta=5e5)
         c["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                              "original_max_position_embeddings": 8}

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Self-check of tools/reference.py's SPEC v1.1 math (section 3), with models from
+"""Self-check of tools/reference.py's version 1.1 math (docs/format.md section 3), with models from
 tools/make_model.py: the invariants the C tests rely on (DINT rows sum to 1 with token lambda, a
 shared_k model equals its twin whose wk2 is a copy of wk1, rope_scaling of factor 1 equals none,
 rope_dim = head_dim equals full RoPE), each new piece against a second computation written here
 (scalar RoPE loops, inverse frequencies as transformers' modeling_rope_utils computes them, in
-torch float32 as it does, and in plain Python), the refusals SPEC asks for, and, when torch is
+torch float32 as it does, and in plain Python), the refusals docs/format.md asks for, and, when torch is
 installed, one whole forward pass of a DIFF V2 model (Microsoft's MultiheadFlashDiffV2 layout:
 2H query heads in Q1/Q2 pairs, shared K/V, sigmoid(lambda_proj x)) written in torch here.
 Needs numpy; torch optional.  Run: /usr/bin/python3 tests/convert/test_reference_v11.py"""
@@ -61,7 +61,7 @@ class Case:
 # ----------------------------------------------------------------------------------------------
 
 def rope_loop(x, style, inv, scale):
-    """Scalar loops over positions, heads and pairs (SPEC section 1 and 3, nothing vectorised)."""
+    """Scalar loops over positions, heads and pairs (docs/format.md sections 1 and 3, nothing vectorised)."""
     N, nh, d = x.shape
     half = len(inv)
     out = x.copy()
@@ -243,7 +243,7 @@ def v2_torch_logits(w, cfg, ids):
 
 
 def v2_to_dintattn(w, cfg):
-    """Microsoft V2 tensors -> dintattn names per SPEC section 3 (what a converter does)."""
+    """Microsoft V2 tensors -> dintattn names per docs/format.md section 3 (what a converter does)."""
     H, d = cfg["n_heads"], cfg["head_dim"]
     t = {"tok_embeddings.weight": w["emb"], "norm.weight": w["final_norm"], "output.weight": w["lm_head"]}
     for l in range(cfg["n_layers"]):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/convert.py's HF tokenizer.json -> "bpe" tokenizer format (SPEC's tokenizer section).
+"""tools/convert.py's HF tokenizer.json -> "bpe" tokenizer format (docs/format.md section 5).
 
 Small synthetic tokenizer.json dicts, one per component and setting: every supported HF model
 field, normalizer, pre-tokenizer, added-token flag and decoder must map onto the format's steps

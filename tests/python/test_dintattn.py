@@ -276,7 +276,7 @@ class Attention(unittest.TestCase):
                         worst_sum = max(worst_sum, abs(row.astype(np.float64).sum() - 1))
                     # measured: 4.7e-6 at worst (float32 engine vs float64 reference)
                     self.assertLessEqual(worst, 2e-5, "%s: a row is %.3g from the reference's" % (name, worst))
-                    if cfg.attention != "diff":  # DINT (gamma = lambda) and standard rows sum to 1: SPEC.md 1
+                    if cfg.attention != "diff":  # DINT (gamma = lambda) and standard rows sum to 1: docs/format.md section 1
                         self.assertLessEqual(worst_sum, 1e-5, "%s: a row sums to 1 %+.3g" % (name, worst_sum))
                 dint_models += cfg.attention == "dint"
                 m = cap.matrix(0, 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The replication's tools (tools/train.py, tools/replicate.py) against what they must agree with:
 
-- each family the trainer builds (standard, DIFF, DINT) is the SPEC's: `train.py verify` exports a
+- each family the trainer builds (standard, DIFF, DINT) is docs/format.md's: `train.py verify` exports a
   random model of it and compares torch's logits with tools/reference.py's and examples/logits'
   (1e-4), F32 and BF16; the three have the same parameter count (within the lambdas and head
   norms: under 0.1%);
@@ -47,7 +47,7 @@ def main():
         check("train.py verify --attention %s" % fam, p.returncode == 0 and "VERIFY OK" in p.stdout
               and "C          vs reference" in p.stdout, (p.stdout + p.stderr)[-600:])
         c = train.make_config(128, 4, 2, 352, 4096, 512, fam)
-        check("%s is SPEC attention %r" % (fam, fam), c["attention"] == fam)
+        check("%s is docs/format.md's attention %r" % (fam, fam), c["attention"] == fam)
         counts[fam] = train.nparams(train.Model(c))
     for fam, n in counts.items():
         check("%s has the standard Transformer's parameter count" % fam,

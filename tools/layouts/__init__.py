@@ -23,7 +23,7 @@ class ConvertError(Exception):
 
 def head_count(src_heads, n_signal, what):
     """src_heads[i] = the source head read by signal head i.  Returns (n, heads): the smallest n
-    dividing n_signal such that head i reads block floor(i * n / n_signal) (SPEC.md's rule), and
+    dividing n_signal such that head i reads block floor(i * n / n_signal) (docs/format.md section 1's head-index rule), and
     the source head behind each of the n blocks.  n = n_signal (one block per signal head,
     duplicating source heads) always works."""
     for n in range(1, n_signal + 1):

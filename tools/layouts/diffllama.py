@@ -4,20 +4,20 @@ The forward pass (transformers models/diffllama/modeling_diffllama.py, DiffLlama
 H = num_attention_heads, d = head_dim, KV = num_key_value_heads, g = H / KV:
 
     q [H, d], k [KV, d], v [KV, d]; RoPE NeoX-style ("halves", rope_theta) on q and k
-    (rope_scaling linear / llama3 / yarn and partial_rotary_factor -> SPEC v1.1 rope_scaling and
-    rope_dim, the first rope_dim components rotated: tools/layouts/hf_rope.py)
+    (rope_scaling linear / llama3 / yarn and partial_rotary_factor -> version 1.1 rope_scaling and
+    rope_dim, docs/format.md section 3, the first rope_dim components rotated: tools/layouts/hf_rope.py)
     k, v = repeat_kv(k, g), repeat_kv(v, g)                 # head j reads KV head j // g
     v = cat(chunk(v, 2, heads), dim=-1).repeat(1, 2, 1, 1)  # head j: [v[m//g], v[(m+H/2)//g]], m = j mod H/2
     A_j = softmax(q_j k_{j//g}^T / sqrt(d))
     out1, out2 = chunk(A V, 2, heads)                       # heads 0..H/2-1 and H/2..H-1
     out_m = (1 - lambda_init) * RMSNorm_2d(out1_m - lambda * out2_m)   # no weight, eps rms_norm_eps
     lambda = exp(sum(lambda_q1*lambda_k1)) - exp(sum(lambda_q2*lambda_k2)) + lambda_init
-    lambda_init = 0.8 - 0.6 * exp(-0.3 * layer_idx)        # 0-based, no shift: SPEC "depth"
+    lambda_init = 0.8 - 0.6 * exp(-0.3 * layer_idx)        # 0-based, no shift: docs/format.md's "depth"
 
-So SPEC signal head m (H/2 of them) pairs source head m (q1/k1) with head m + H/2 (q2/k2) --
+So the file's signal head m (H/2 of them) pairs source head m (q1/k1) with head m + H/2 (q2/k2) --
 halves, not adjacent -- and reads the value concat(v[m//g], v[(m+H/2)//g]) of width 2d.
-Each projection's SPEC head count is the smallest that expresses that map (SPEC's
-floor(i*n/H) rule); e.g. for even KV, n_k1 = n_k2 = n_v = KV/2.
+Each projection's head count in the file is the smallest that expresses that map (the
+floor(i*n/H) rule of docs/format.md section 1); e.g. for even KV, n_k1 = n_k2 = n_v = KV/2.
 """
 
 import numpy as np
@@ -126,7 +126,7 @@ def plan(source, args):
         "rope": "halves", "rope_theta": theta, "norm_eps": eps, "head_norm_eps": eps,
         "ffn_act": "silu", "tie_embeddings": tied,
     }
-    config.update(rope)   # SPEC v1.1 rope_dim / rope_scaling: the file becomes version 1.1
+    config.update(rope)   # version 1.1 rope_dim / rope_scaling (docs/format.md section 3): the file becomes version 1.1
     inv_freq(config)      # the scaling's values checked as the engine will check them
 
     used = set()

@@ -27,8 +27,8 @@ Hyper-parameters: with DIFF V2 the shapes give them all (H = lambda_proj rows, d
 KV = k rows / d); without it the head count (or head width) must be given.  An HF-style
 config.json beside the weights is read: num_attention_heads (H), num_key_value_heads,
 head_dim, rope_theta, rms_norm_eps, max_position_embeddings, tie_word_embeddings, use_diff_v2
-(checked against the tensors), rope_scaling / rope_parameters / partial_rotary_factor (SPEC
-v1.1 rope_scaling / rope_dim, as for DiffLlama: tools/layouts/hf_rope.py).  Flags override it:
+(checked against the tensors), rope_scaling / rope_parameters / partial_rotary_factor (version
+1.1 rope_scaling / rope_dim, as for DiffLlama: tools/layouts/hf_rope.py).  Flags override it:
     --diffv2-heads H         num_heads (output heads; needed without DIFF V2 unless head_dim is known)
     --diffv2-head-dim d      head_dim
     --diffv2-rope-theta T    RoPE base of the caller's rel_pos (default 10000)
@@ -39,9 +39,9 @@ v1.1 rope_scaling / rope_dim, as for DiffLlama: tools/layouts/hf_rope.py).  Flag
     --diffv2-max-seq-len N   (default 2048)
     --diffv2-prefix P        prefix to strip from every name ('' = none)
 
-Mapping (SPEC section 3): q viewed [2H, d]; sub-head 2h is Q1 of head h, 2h+1 is Q2 of head h;
+Mapping (docs/format.md section 3): q viewed [2H, d]; sub-head 2h is Q1 of head h, 2h+1 is Q2 of head h;
 flash_attn's GQA gives query head j the KV head j // (2H/KV), so both halves of pair h read KV
-head floor(h*KV/H) -- SPEC's rule -- when KV divides H (otherwise refused).  SPEC: n_heads H,
+head floor(h*KV/H) -- docs/format.md's rule -- when KV divides H (otherwise refused).  In the file: n_heads H,
 head_dim d, v_head_dim d, attention diff, lambda_mode token_sigmoid (lambda = sigmoid(lambda_proj
 x) with x the normed layer input, the module's input), shared_k, n_k1 = n_k2 = n_v = KV,
 n_q2 = H, head_norm false, head_scale none, rope interleaved (the module's
@@ -162,7 +162,7 @@ def plan(source, args):
     if H % KV:
         if v2:
             raise ConvertError("diffv2: %d KV heads do not divide %d heads: flash-attn's GQA would give the two "
-                               "halves of a pair different KV heads, which SPEC cannot express" % (KV, H))
+                               "halves of a pair different KV heads, which the dintattn format (docs/format.md section 1) cannot express" % (KV, H))
         raise ConvertError("diffv2: %d KV heads do not divide %d heads" % (KV, H))
 
     F = shape(("gate", 0))[0]

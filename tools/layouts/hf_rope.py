@@ -1,11 +1,11 @@
-"""Hugging Face RoPE settings (config.json) -> SPEC v1.1 keys (rope_theta, rope_dim, rope_scaling).
+"""Hugging Face RoPE settings (config.json) -> version 1.1 keys (rope_theta, rope_dim, rope_scaling: docs/format.md section 3).
 
 Not a layout (convert.py's FORMATS does not list it): the diffllama, motif and diffv2 layouts
 call hf_rope(config, head_dim, what).
 
 HF writes scaling as `rope_scaling` {"rope_type" (or the legacy "type"): ..., fields} and, in
 transformers >= 5, as `rope_parameters` {"rope_type", "rope_theta", fields}; the dintattn file
-writes {"type": ..., fields} (SPEC section 3).  Accepted types: "default" (no scaling), "linear"
+writes {"type": ..., fields} (docs/format.md section 3).  Accepted types: "default" (no scaling), "linear"
 (factor), "llama3" (factor, low_freq_factor, high_freq_factor, original_max_position_embeddings),
 "yarn" (factor, original_max_position_embeddings -- taken from max_position_embeddings when the
 config omits it, as transformers does -- and optionally beta_fast, beta_slow, mscale,
@@ -34,7 +34,7 @@ def _num(v):
 
 
 def scaling(rs, max_pos, what, key="rope_scaling"):
-    """One HF rope_scaling / rope_parameters object -> (SPEC rope_scaling dict or None, rope_theta
+    """One HF rope_scaling / rope_parameters object -> (the file's rope_scaling dict or None, rope_theta
     or None when the object does not set it)."""
     if rs is None:
         return None, None

@@ -2,9 +2,9 @@
 
 run.c's forward, per layer: x += wo @ attn(rope(wq @ rmsnorm(x, rms_att)), rope(wk @ ...), wv @ ...),
 x += w2 @ (silu(w1 @ h) * (w3 @ h)) with h = rmsnorm(x, rms_ffn); RMSNorm eps 1e-5; RoPE on
-adjacent pairs (2k, 2k+1) with frequency 10000^(-2k/head_size) (SPEC "interleaved"); query head
+adjacent pairs (2k, 2k+1) with frequency 10000^(-2k/head_size) (docs/format.md's "interleaved"); query head
 h reads KV head h / (n_heads / n_kv_heads); logits = wcls @ rmsnorm(x, rms_final), wcls being
-the token embedding when the header's vocab_size is positive.  -> SPEC attention "standard".
+the token embedding when the header's vocab_size is positive.  -> attention "standard" (docs/format.md section 1).
 The two legacy freq_cis tables are not used (RoPE is recomputed), but are checked to be the
 plain RoPE table when they are not all zero.
 """

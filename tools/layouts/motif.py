@@ -13,15 +13,15 @@ Source: an HF directory (config.json with model_type "motif" + safetensors). Ten
 
 Forward (Motif's modeling code and its ports): pre-norm blocks (rms_norm_eps), RoPE NeoX
 "halves" over head_dim with rope_theta (rope_scaling linear / llama3 / yarn and
-partial_rotary_factor -> SPEC v1.1 rope_scaling / rope_dim: tools/layouts/hf_rope.py),
+partial_rotary_factor -> version 1.1 rope_scaling / rope_dim (docs/format.md section 3): tools/layouts/hf_rope.py),
 scale 1/sqrt(head_dim), per-head subln RMSNorm over 2*head_dim (attn_rms_norm_eps), output *
 (1 - lambda_init), lambda_init(l) =
-0.8 - 0.6 exp(-0.3 (l - 1)) with l the 0-based layer index (-> a per-layer list in SPEC),
+0.8 - 0.6 exp(-0.3 (l - 1)) with l the 0-based layer index (-> a per-layer list in the file),
 MLP down(PolyNorm(gate x) * up x).
 
 Vanilla DIFF (no num_noise_heads, Motif-2.6B): num_attention_heads S and num_key_value_heads
 KVs count d-wide sub-heads. q viewed [S, d]: sub-heads (2h, 2h+1) are (q1, q2) of head h; k
-likewise per KV group; v viewed [KVs/2, 2d]. SPEC: H = S/2, n_k1 = n_k2 = n_v = KVs/2, n_q2 = H
+likewise per KV group; v viewed [KVs/2, 2d]. In the file: H = S/2, n_k1 = n_k2 = n_v = KVs/2, n_q2 = H
 (head h reads KV group floor(h * KV / H), the flash-attention GQA rule).
 
 Grouped DIFF (num_noise_heads N, Motif-2-12.7B; k_ratio must be 1): q viewed [N, G+1, d] with
@@ -30,7 +30,7 @@ and v viewed [KV, 2, d] (v1, v2), KV = KVs/2. Signal head j (0..G*N-1, in group 
 and v = concat(v1, v2) of KV group j // (G*N/KV); noise head g uses k2 and v of KV group
 g // (N/KV); signal head j subtracts lambda * (A2 V) of noise head j // G. Since
 j // (G*N/KV) == (j // G) // (N/KV), the noise head's value is the signal head's own value,
-so SPEC expresses it exactly: H = G*N, n_q2 = N, n_k1 = n_k2 = n_v = KV, and SPEC's
+so the format expresses it exactly: H = G*N, n_q2 = N, n_k1 = n_k2 = n_v = KV, and docs/format.md's
 floor(i * n / H) picks the same heads (Q2(i) = i // G, K1(i) = K2(i) = V(i) = i // (H/KV)).
 wq1 = the signal rows of q_proj in order, wq2 = the noise rows, wk1/wk2 = the even/odd
 d-row blocks of k_proj, wv = v_proj, wo = o_proj, all unchanged in order.
@@ -68,7 +68,7 @@ _LAYER_ROLES = {
 }
 _GLOBAL = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "lm_head.weight": "output"}
 
-# config keys that change the math in ways SPEC cannot express when set (truthy / not default)
+# config keys that change the math in ways the format (docs/format.md) cannot express when set (truthy / not default)
 _REFUSE_TRUTHY = ("use_bias", "attention_bias", "mlp_bias", "qkv_bias",
                   "use_sliding_window", "wesar_weights", "use_norm_alpha", "use_emb_alpha",
                   "attn_logit_softcapping", "final_logit_softcapping", "qk_norm", "use_qk_norm",
@@ -229,7 +229,7 @@ def plan(source, args):
         "head_norm_eps": float(c.get("attn_rms_norm_eps", 1e-5)),
         "ffn_act": "polynorm", "tie_embeddings": tied,
     }
-    # rope_theta, and SPEC v1.1 rope_scaling / rope_dim (partial_rotary_factor) when set
+    # rope_theta, and version 1.1 rope_scaling / rope_dim (partial_rotary_factor) when set
     try:
         config.update(hf_rope(c, d))
         inv_freq(config)

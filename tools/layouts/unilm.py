@@ -40,15 +40,15 @@ Mapping (checked against the flash files; the naive file's repeat_kv before pair
 heads when n_rep > 1 and is followed only with --unilm-naive-gqa):
     d = E / H / 2; q viewed [2H, d]: sub-head 2h = q1 of head h, 2h+1 = q2 of head h.
     k viewed [2KV, d] likewise per KV group; v viewed [KV, 2d]; head h uses KV group h // (H/KV)
-    (flash_attn GQA), which is SPEC's floor(h * KV / H).
-    SPEC: n_heads H, head_dim d, v_head_dim 2d, n_k1 = n_k2 = n_v = KV, n_q2 = H, attention diff,
+    (flash_attn GQA), which is docs/format.md's floor(h * KV / H).
+    In the file: n_heads H, head_dim d, v_head_dim 2d, n_k1 = n_k2 = n_v = KV, n_q2 = H, attention diff,
     rope interleaved (GPT-J pairs per d-wide sub-head), lambda_init "depth" (0-based depth),
     head_norm rms over 2d (subln), head_scale one_minus_lambda_init, ffn_act silu.
 
 With --unilm-naive-gqa (and n_rep > 1) the naive file's arithmetic is reproduced instead: it
 repeats each of the 2KV k sub-heads n_rep times before pairing, so q1 of head h meets k sub-head
 (2h) // n_rep and q2 meets (2h+1) // n_rep (for n_rep = 2 both meet sub-head h, i.e. k1 or k2 of
-group h // 2), while v still comes from group h // n_rep. SPEC expresses that with
+group h // 2), while v still comes from group h // n_rep. The format expresses that with
 n_k1 = n_k2 = H (k rows gathered per head) and n_v = KV.
 """
 

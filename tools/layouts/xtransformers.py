@@ -52,11 +52,11 @@ Mapping:
     rotary_emb_dim components (rope_dim R), inv_freq = base^(-2k/R); no xpos.  Before 1.30.1:
     "halves" (pairs (k, k + R/2)).
   - GQA: attend.py repeats K/V as 'b kvh n d -> b (r kvh) n d', so query head j reads KV head
-    j mod KV (not j // (H/KV) as in Llama).  SPEC's signal head i = c*g + r (g = H/KV) is
+    j mod KV (not j // (H/KV) as in Llama).  The file's signal head i = c*g + r (g = H/KV) is
     source head r*KV + c: the rows of to_q and the columns of to_out are permuted so, which
     leaves the output unchanged, and head i reads KV head i // g = c.
   - FFN: GLU proj x -> (value, gate) halves, value * silu(gate): w_up = first F rows, w_gate =
-    last F rows (and their biases); ffn_bias true (SPEC v1.1), b_down zero with ff_no_bias.
+    last F rows (and their biases); ffn_bias true (version 1.1, docs/format.md section 3), b_down zero with ff_no_bias.
 """
 
 import json
@@ -375,7 +375,7 @@ def plan(source, args):
         return lambda: source.get(full)
 
     def perm_rows(full):
-        # SPEC head i = c*g + r  <-  source head r*KV + c
+        # the file's head i = c*g + r  <-  source head r*KV + c
         order = [r * KV + c for c in range(KV) for r in range(g)]
         return lambda: np.ascontiguousarray(source.get(full).reshape(heads, d, D)[order].reshape(heads * d, D))
 
