@@ -133,7 +133,7 @@ typedef struct dintattn_rope_scaling {
 } dintattn_rope_scaling;
 
 /* The model's numbers, as read from the file's config with docs/format.md section 2's defaults applied
-   (the README's config table). */
+   (its table of config keys). */
 typedef struct dintattn_config {
     int dim, n_layers, vocab_size, hidden_dim, max_seq_len;
     int n_heads, head_dim, v_head_dim;                     /* H, d, dv */
@@ -163,9 +163,9 @@ typedef enum { DINTATTN_QK_AUTO, DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED } dint
 /* The precision the weight matrices are held and read in (norm and lambda vectors are always
    f32). FILE keeps each matrix as the file stores it (F32, F16, BF16 and Q8 are read in place from
    the mapped file; nothing is copied). F32 and BF16 convert at load. Q8 quantizes at load to int8
-   in blocks of 32 along each row with one f32 scale per block (README, "Weights in 8 bits"; a file
-   may also store them so: I8 NAME + F32 NAME.scale); Q4 likewise in 4 bits (README, "Weights in
-   4 bits"; U8 NAME [rows, cols / 2] + F32 NAME.scale). A matrix whose rows are not a multiple of 32
+   in blocks of 32 along each row with one f32 scale per block (docs/format.md section 4; a file
+   may also store them so: I8 NAME + F32 NAME.scale); Q4 likewise in 4 bits (docs/format.md
+   section 4; U8 NAME [rows, cols / 2] + F32 NAME.scale). A matrix whose rows are not a multiple of 32
    long stays as F32/F16/BF16. */
 typedef enum {
     DINTATTN_WEIGHTS_FILE,
@@ -177,7 +177,8 @@ typedef enum {
 
 /* Where weights used as stored are read from during decode. Through the file's mapping each 4 KiB
    of weights costs a page-table walk; in the model's own memory, advised onto 2 MiB pages, a
-   2.7B BF16 model decoded 20% faster on one thread (README, "Real size"). */
+   2.7B BF16 model decodes about 20% faster on one thread (examples/bench --weights bf16
+   --threads 1 --map copy against --map file; docs/computing.md). */
 typedef enum {
     DINTATTN_MAP_AUTO,  /* COPY when the load keeps the file's weights (weights FILE), the file has at
                            least 64 MiB and takes at most 2/3 of the available memory; else FILE */
@@ -485,7 +486,7 @@ DINTATTN_API const char *dintattn_version(void);
    family's or a regex) or as Hugging Face tokenizers runs a tokenizer.json that tools/convert.py
    embedded (merges, byte-level or SentencePiece-style with byte fallback, NFC / Prepend / Replace
    normalizers, Split / ByteLevel / Metaspace / Digits pre-tokenizers, added tokens with their
-   flags; section 9, README "Tokenizer in the model file").
+   flags; section 9, docs/format.md section 5).
    Read-only after its special tokens are added: threads may share one for encoding. */
 typedef struct dintattn_tokenizer dintattn_tokenizer;
 
@@ -560,8 +561,8 @@ typedef struct dintattn_chat_message {
     const char *content;  /* NUL-terminated text */
 } dintattn_chat_message;
 
-/* Formats a conversation with the model's chat template (README, "Chat template in the model
-   file"): each message's prefix, content and suffix, then (add_generation_prompt) the text that
+/* Formats a conversation with the model's chat template (docs/format.md section 6):
+   each message's prefix, content and suffix, then (add_generation_prompt) the text that
    opens the assistant's turn (always, for a template that writes it always); first the template's
    beginning, and its default system message if msgs does not begin with a system message; the
    last message with the template's own prefix and suffix for a last message, if it has them. A model without a template gets each content followed by a newline.
@@ -690,15 +691,17 @@ static void *(*volatile dintattn__memset)(void *, int, size_t) = memset;
    pages in "madvise" mode, many distributions' default, go only to memory that asks), before the
    memory is first written: converted weights and the session's KV cache are then walked with one
    page-table entry per 2 MiB instead of per 4 KiB. A 4 KiB page-table walk per 4 KiB of weights
-   costs a model of gigabytes most of its decode speed (README, "Real size"). Advice only: where
+   costs a model of gigabytes a fifth of its decode speed (a 2.7B BF16 model decodes at 0.74 of
+   the memory bandwidth on 4 KiB pages, 0.90 on 2 MiB pages: examples/bench --map file against
+   --map copy; docs/computing.md, "Weights: where they live"). Advice only: where
    the kernel has no such pages, or with the user's allocator, nothing changes. */
 #if defined(MADV_HUGEPAGE)
 #define DINTATTN__MADV_HUGEPAGE MADV_HUGEPAGE
 #elif defined(__linux__) && !defined(__cplusplus)
 /* Strict C (-std=c99, or _POSIX_C_SOURCE alone) hides madvise and MADV_HUGEPAGE in glibc's
    <sys/mman.h>: declared here, with Linux's value (14 on every architecture). Without this the
-   advice was never given in the examples' and tests' builds (measured 2026-11-27: no
-   AnonHugePages while a converted model decoded). */
+   advice is never given in the examples' and tests' builds, which use -std=c99 (no
+   AnonHugePages in /proc/self/smaps while a converted model decodes). */
 #define DINTATTN__MADV_HUGEPAGE 14
 extern int madvise(void *addr, size_t len, int advice);
 #endif
@@ -1520,7 +1523,7 @@ struct dintattn_model {
     int load_threads;                                   /* the load option n_threads */
     unsigned held_types;                                /* bit t: some matrix is held as dintattn__wtype t */
     size_t owned_bytes;
-    /* the tokenizer carried by the file (README, "Tokenizer in the model file"), if any */
+    /* the tokenizer carried by the file (docs/format.md section 5), if any */
     const unsigned char *tok_ranks, *tok_merges;        /* tensors tokenizer.ranks and .merges, or NULL */
     size_t tok_ranks_size, tok_merges_size;
     const dintattn__jnode *chat_roles, *chat_prompt, *chat_stop; /* the chat template, if any */
@@ -1985,8 +1988,9 @@ static void *dintattn__tspec_field(dintattn_model *m, const dintattn__tspec *ts,
 /* --- validation: one complete pass over the file, before anything is built ---------------- */
 
 /* Whether any of elements [i0, i1) of t is NaN or infinite: its exponent's bits all set, tested 8
-   bytes at a time (the 2.7B's 5.4 GB in 1.1-1.7 s on the Ice Lake of 2026-11-29, where one float
-   conversion an element took 10-20 s). The mask holds the exponent's bits in the file's
+   bytes at a time: a 2.7B BF16 model's 5.4 GB take 1.1-1.7 s on an Ice Lake Xeon, where one
+   float conversion an element takes 10-20 s (dintattn_model_load with check_finite set, timed
+   as examples/bench times its load). The mask holds the exponent's bits in the file's
    (little-endian) byte order, so that x = word & mask equals it in a lane exactly where the lane
    is NaN or infinite: then (x ^ mask) has a zero lane, which (v - ones) & ~v & highs finds
    without false negatives (a false positive would only send the chunk to the exact test). */
@@ -2037,7 +2041,7 @@ static dintattn_result dintattn__check_finite(const dintattn__tensor *t, const c
     return DINTATTN_OK;
 }
 
-/* A matrix stored as Q8 (README, "Weights in 8 bits"): I8 `name` [rows, cols] with cols a multiple
+/* A matrix stored as Q8 (docs/format.md section 4): I8 `name` [rows, cols] with cols a multiple
    of 32, and F32 `name.scale` [rows, cols / 32]. */
 /* A weight matrix stored as Q8 (I8 [rows, cols]) or Q4 (U8 [rows, cols / 2]) with its F32 scales
    NAME.scale [rows, cols / 32]. */
@@ -2108,7 +2112,7 @@ static dintattn_result dintattn__validate_tensor(dintattn_model *m, const dintat
     return check_finite ? dintattn__check_finite(t, name, err) : DINTATTN_OK;
 }
 
-/* The tokenizer a file may carry (README, "Tokenizer in the model file"): tensors
+/* The tokenizer a file may carry (docs/format.md section 5): tensors
    "tokenizer.ranks" (the vocabulary) and "tokenizer.merges" (U8 [bytes]) and metadata
    "tokenizer". Built once here to check it all (section 9 builds; dintattn_tokenizer_from_model
    builds again for the caller). */
@@ -2141,7 +2145,7 @@ static dintattn_result dintattn__read_tokenizer(dintattn_model *m, dintattn_erro
     return DINTATTN_OK;
 }
 
-/* The chat template a file may carry (README, "Chat template in the model file"): metadata
+/* The chat template a file may carry (docs/format.md section 6): metadata
    "chat", a JSON object {"roles": {"user": [prefix, suffix], ...}, "generation_prompt": text,
    "stop": [text, ...]}: a conversation is each message's prefix + content + suffix, then the
    generation prompt. */
@@ -3504,10 +3508,10 @@ static void dintattn__integral(double *S, const float *a1, int nk, float *G)
 #define DINTATTN__GB_NT 12
 /* The f32 panels (f32 activations) are taller and their blocks of tokens shorter: 48 rows against
    8 tokens, 24 accumulators fed by 3 loads of rows and 8 broadcasts a column, where 32 rows x 12
-   tokens took 2 and 12, 14 loads for the same 24 FMAs. Microbenchmark, one Ice Lake core, slices
-   of 512 and 2560 columns in L2, each kernel's best of 100-150 rounds alternated with a
-   register-only FMA loop (2026-11-28, about 23:40 UTC): 32 x 12 at 0.73-0.86 of that peak,
-   48 x 8 at 0.87-1.01. */
+   tokens take 2 and 12, 14 loads for the same 24 FMAs. On one Ice Lake core, over slices of 512
+   and 2560 columns in L2 (a microbenchmark of the kernel alone, each kernel's best of 100-150
+   rounds alternated with a register-only FMA loop like examples/bench's peak), 32 x 12 runs at
+   0.73-0.86 of that peak, 48 x 8 at 0.87-1.01. */
 #define DINTATTN__PANEL_F32 48
 #define DINTATTN__GF_NT 8
 #define DINTATTN__F32_SPAN 4096 /* columns of an f32 panel kept in L2 (dintattn__gemm_unit_f32): whole slices */
@@ -3602,27 +3606,28 @@ DINTATTN__AVX2 static float dintattn__dot_avx2(const float *a, const float *b, i
 
 /* Software prefetch DINTATTN__PF_DIST bytes ahead of element i of a row of ES-byte weights (the
    rows of a thread's share are contiguous, so this runs into the next row): with it the kernels
-   read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32. 2048
-   bytes kept up on the Xeons and the Zen 5 of 2026-11-25 to 28; on an Emerald Rapids Xeon under
-   KVM (2026-11-29, the 2.7B shape, decode alternated run by run) it left a tenth to a fifth of
-   the bandwidth unread: 6144 bytes took BF16 from 318-343 to 286-304 ms/token on 2 threads and
-   644-822 to 556-582 on one, Q4 on one from 189-193 to 155-180; 8192 ran level with 6144 and
-   12288 slower on one thread (a row kernel alone over 4 GiB, 2 threads: 15.5-16.0 GB/s at 2048
-   bytes, 16.7-17.5 at 6144, a plain sum 13.2-16.6). */
+   read at the full bandwidth of a sum over the same bytes. ES = 4 needs two lines per 32.
+   8192 bytes ahead keeps decode at the bandwidth on every machine measured; shorter distances
+   leave part of it unread where memory is far: on an Emerald Rapids Xeon under KVM, 2048 bytes
+   leave a tenth to a fifth of it unread (a 2.7B BF16 decode at 318-343 ms/token on 2 threads
+   against 286-304 at 6144 or more), and 12288 is slower on one thread. examples/bench's decode
+   roofline fraction measures it (build with -DDINTATTN__PF_DIST=N to compare distances). */
 #ifndef DINTATTN__PF_DIST
 #define DINTATTN__PF_DIST 8192
 #endif
-/* Into L2 rather than L1 (the same machine, alternated: BF16 at 2.7B 299-308 against 309-335
-   ms/token on 2 threads, 528-578 against 540-572 on one; Q4 86-98 against 91-103): a prefetch to
-   L1 holds one of the core's few L1 fill buffers until its line arrives, one to L2 does not. */
+/* Into L2 rather than L1: a prefetch to L1 holds one of the core's few L1 fill buffers until its
+   line arrives, one to L2 does not (on the same Xeon a 2.7B BF16 decode runs 299-308 ms/token on
+   2 threads into L2 against 309-335 into L1; examples/bench, built with
+   -DDINTATTN__PF_HINT=_MM_HINT_T0 to compare). */
 #ifndef DINTATTN__PF_HINT
 #define DINTATTN__PF_HINT _MM_HINT_T1
 #endif
 /* The panels' kernels prefetch DINTATTN__PF_TOKENS bytes ahead in the stream of a block of tokens
    (the chunk's blocks are contiguous, so this runs into the next block): every panel reads every
-   block once, from L3 at a few bytes a cycle, which the hardware's prefetchers did not hide. The
-   f32 panels' FAST BF16 prompt at 2.7B (--kernels avx512, 512 tokens, 2026-11-28, interleaved):
-   66.5-67.3 tok/s without, 72.5-72.9 at 768 bytes, 73.4 at 1536, 73.5-74.4 at 3072. */
+   block once, from L3 at a few bytes a cycle, which the hardware's prefetchers do not hide. At
+   3072 bytes the f32 panels run a 2.7B BF16 model's prompt of 512 tokens at 73.5-74.4 tok/s,
+   against 66.5-67.3 without the prefetch and 72.5-72.9 at 768 bytes (examples/bench --weights
+   bf16 --precision fast --kernels avx512 --prompt 512). */
 #ifndef DINTATTN__PF_TOKENS
 #define DINTATTN__PF_TOKENS 3072
 #endif
@@ -12622,7 +12627,7 @@ static dintattn_result dintattn__add_split(dintattn_tokenizer *t, const char **r
 static int dintattn__stage_from_json(const dintattn__json *j, const dintattn__jnode *e, const char **re,
                                                  size_t *len, int *behavior, int *invert);
 
-/* "pre_tokenizer": [STEP, ...] of a "bpe" tokenizer (README, "Tokenizer in the model file"). */
+/* "pre_tokenizer": [STEP, ...] of a "bpe" tokenizer (docs/format.md section 5). */
 static dintattn_result dintattn__read_pre(dintattn_tokenizer *t, const dintattn__json *j, const dintattn__jnode *list,
                                           dintattn_error *err)
 {
@@ -12851,7 +12856,7 @@ static dintattn_result dintattn__read_added(dintattn_tokenizer *t, const dintatt
     return DINTATTN_OK;
 }
 
-/* Builds a tokenizer from a file's parts (README, "Tokenizer in the model file"): the vocabulary
+/* Builds a tokenizer from a file's parts (docs/format.md section 5): the vocabulary
    (a rank file's lines), the merges (NULL: none) and the metadata (j NULL: a plain tiktoken rank
    file). Ids must be below vocab_limit. `what` names the vocabulary in messages. */
 static dintattn_result dintattn__tokenizer_build(const unsigned char *ranks, size_t ranks_size, const char *what,
