@@ -4181,9 +4181,10 @@ DINTATTN__AVX2 static void dintattn__quantize_x_avx2(const float *x, int n, sign
    integer dot of unsigned bytes u and signed bytes q, DOT4(u, q) -- Q8: u = |w| and q with w's sign
    (pairs stay below 2^15), Q4: u the nibbles -- as vpmaddubsw then vpmaddwd (AVX2) or one
    vpdpbusd (AVX-VNNI): the same integers, so the same results bit for bit. Two blocks a step into
-   two accumulators (and Q4's offset into two sums): with one, each block waited on the previous
-   block's FMA, 4 cycles for 16 bytes of Q4 (bench-standard on an Emerald Rapids Xeon, `--kernels
-   avx2`, 2026-11-29: Q4 decode at 0.35 of the bandwidth against 0.51 on the AVX-512 level). */
+   two accumulators (and Q4's offset into two sums): with one, each block waits on the previous
+   block's FMA, 4 cycles for 16 bytes of Q4, and Q4 decode reads 0.35 of the bandwidth against
+   the AVX-512 level's 0.51 (examples/bench --kernels avx2 --weights q4 on an Emerald Rapids Xeon,
+   model from tools/make_model.py --preset bench-standard). */
 #define DINTATTN__DOTQ_X2_Q8(acc, w, x, sc, i, DOT4)                                                          \
     do {                                                                                                     \
         const __m256i v_ = _mm256_loadu_si256((const __m256i *)(const void *)((w) + (i)));                   \
@@ -4328,11 +4329,12 @@ DINTATTN__AVX2 static void dintattn__pack_q_avx2(const dintattn__mat *M, int r0,
    that cannot saturate, so each block's tokens are made signed again (q) and take each weight's
    sign, times |w| by vpmaddubsw (a pair at most 2 x 128 x 127 < 2^15, since q >= -127) and then
    vpmaddwd, from zero; 8 rows at a time, whose 6 integer and 6 f32 sums and the weights fill the
-   16 registers, the groups in a loop: unrolled, GCC regrouped the additions and spilled the
-   sums. A microbenchmark (one thread of an Emerald Rapids Xeon, a panel of 1024 columns against
-   96 tokens, 2026-11-29): AVX-VNNI 8 rows x 6 tokens in a loop 52 GMAC/s, 16 rows in a loop 48
-   (GCC stored the 12 sums every group), 16 rows unrolled 117, where the AVX-512 kernel ran 231;
-   plain AVX2 Q8 46, and on a Q4 panel Q4's kernel (below) 1.5-1.6x the Q8 kernel. */
+   16 registers, the groups in a loop: unrolled, GCC regroups the additions and spills the
+   sums. In a microbenchmark of the kernels alone (one thread of an Emerald Rapids Xeon, a panel
+   of 1024 columns against 96 tokens), AVX-VNNI 8 rows x 6 tokens in a loop runs 52 GMAC/s, 16
+   rows in a loop 48 (GCC stores the 12 sums every group), 16 rows unrolled 117, where the
+   AVX-512 kernel runs 231; plain AVX2 Q8 46, and on a Q4 panel Q4's kernel (below) 1.5-1.6x the
+   Q8 kernel. */
 #define DINTATTN__GQ_X2_SCALE(t)                                                                             \
     f##t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i##t),                                                         \
                            _mm256_mul_ps(s_, _mm256_set1_ps(((const float *)xb)[8 * DINTATTN__GQ_NT + (t)])), f##t)
@@ -4709,11 +4711,11 @@ DINTATTN__VNNI static float dintattn__dotq_q8_vnni(const dintattn__mat *M, size_
    whose low nibbles are its elements 0-15 and high nibbles 16-31; two shuffles group the
    activations' four blocks the same way (first halves, second halves), and two vpdpbusd sum each
    block into four int32 lanes, scaled by w_scale * d of their block. Half the operations per
-   weight of unpacking pairs into element order (dintattn__q4_pair): that kernel ran at about 30
+   weight of unpacking pairs into element order (dintattn__q4_pair): that kernel runs at about 30
    GB/s of weights on one core with its data in cache, this one keeps up with the memory. Two
    accumulators, eight blocks a step, and a third for the offset's sum of w_scale * c (as a
-   second pass over the row's scales it took 3.8% of a Q4 decode's samples on one thread; perf,
-   2026-11-29); the last blocks go pair by pair. */
+   second pass over the row's scales it takes 3.8% of a Q4 decode's samples on one thread, in
+   perf record of examples/bench --weights q4 --threads 1); the last blocks go pair by pair. */
 DINTATTN__VNNI static float dintattn__dotq_q4_vnni(const dintattn__mat *M, size_t r, const dintattn__xq *x)
 {
     const size_t nb = (size_t)M->cols / 32;
@@ -5139,8 +5141,9 @@ DINTATTN__BF16 static void dintattn__panel_b16(const void *panel, int cols, cons
    r0..r0+47 packed as f32, per column the 48 rows' values (BF16 and F16 widened exactly). Each 16
    rows' first columns are read 64 bytes a row and transposed in registers, the last (up to 15 f32
    or 31 16-bit columns) gathered a column at a time: a 16-token prompt of the 2.7B model packs
-   every weight for a block or two of tokens, where gathers alone took longer than the products
-   (perf, Ice Lake, 2026-11-28: pack 31.6% of samples, panels 22.1%). */
+   every weight for a block or two of tokens, where gathers alone take longer than the products
+   (perf record of a gathers-only packing, Ice Lake Xeon, examples/bench --prompt 16
+   --precision exact on the 2.7B: pack 31.6% of samples, panels 22.1%). */
 DINTATTN__VNNI static void dintattn__pack_pair(int type, __m512i v, float *lo, float *hi)
 {
     if (type == DINTATTN__W_BF16) { /* a 32-bit word per row: the low half its first column */
@@ -6481,9 +6484,9 @@ typedef struct dintattn__chunk {
 /* Heads read together in decode (dintattn__attend): DINTATTN__HEADS consecutive heads that share
    their K1 and V heads (grouped queries) take their scores and W @ V in one read of those rows
    (the level's four-query kernels), not one read a head: on the 12.7B Motif shape (32 heads, 8
-   K1 / V heads, Q8) at context 2048, decode 600 -> 527 ms/token, best of 12 (2026-11-28; 514
-   with dintattn__wv4_avx512's blocks of keys); a standard model of 32 heads over 8 K / V heads,
-   context 3072: 39.1-39.8 -> 30.8-31.2. A unit's scratch (DINTATTN__ATT_ROWS rows of the
+   K1 / V heads, Q8) at context 2048 a decoded token takes 514 ms against 600 a head at a time,
+   and a standard model of 32 heads over 8 K / V heads at context 3072 31 ms against 39.5
+   (examples/bench --prompt 2048 or 3072, decode's best of 12). A unit's scratch (DINTATTN__ATT_ROWS rows of the
    context) holds their A1 and W rows. */
 #define DINTATTN__ATT_ROWS (1 + 2 * DINTATTN__HEADS)
 
@@ -6613,12 +6616,13 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
    tiles. There the products are both faster and closer to EXACT's than with int8 activations: the
    shipped model at Q8, 107 tokens of Genesis, logits' relative RMS error 0.0031 against int8's
    0.0068, KL 6.6e-6 against 5.2e-5 (test_q8_tiles_beat_int8_on_a_trained_model); a 2.7B Q8
-   prompt of 512 tokens 234-240 tok/s against 158 (2026-11-28, README). But only for a chunk of
-   DINTATTN__Q_TILES_MIN tokens or more: each prompt converts every weight to bf16 for the tiles
-   (dintattn__pack_qb16, dintattn__rows_bf16), which a short chunk does not earn back; at 2.7B
-   8-40 tokens ran 1.1-1.7x faster on the int8 panels, 48 and 64 the same or slower (2026-11-28
-   10:03, README; 8-32 tokens again after the short chunks' tiles, 10:46). Decode keeps int8 activations: one token reads every
-   weight once, and int8 keeps that memory-bound. */
+   prompt of 512 tokens runs 234-240 tok/s against 158 (examples/bench --weights q8 --prompt 512
+   on a Xeon with AMX; docs/performance.md). But only for a chunk of DINTATTN__Q_TILES_MIN tokens
+   or more: each prompt converts every weight to bf16 for the tiles (dintattn__pack_qb16,
+   dintattn__rows_bf16), which a short chunk does not earn back; at 2.7B, prompts of 8-40 tokens
+   run 1.1-1.7x faster on the int8 panels, 48 and 64 the same or slower (examples/bench --weights
+   q8 --prompt N). Decode keeps int8 activations: one token reads every weight once, and int8
+   keeps that memory-bound. */
 #ifndef DINTATTN__Q_TILES_MIN
 #define DINTATTN__Q_TILES_MIN 48
 #endif
@@ -6645,10 +6649,11 @@ static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
 
 /* Whether this CPU's vdpbf16ps outruns its f32 FMA, so that bf16 activations pay on the bf16
    panels. AMD's do: Zen 4 and Zen 5 issue a 512-bit vdpbf16ps (32 products) as often as a
-   512-bit FMA (16), and on the Zen 5 of 2026-11-25 the bf16 dot's register-only peak was 1.7x
-   the FMA's. Intel's do not: on the Xeon of 2026-11-28 (AMX, 2 threads) 245 against 488 GFLOP/s,
-   and FAST's BF16 prompt on the bf16 panels 960 tok/s against 1430 on the f32 panels
-   (bench-standard; the 2.7B 42.8 against 56.2). A session asks once, when it is made (CPUID can
+   512-bit FMA (16), and on a Zen 5 EPYC the bf16 dot's register-only peak is 1.7x the FMA's.
+   Intel's do not: on a Xeon with AMX (2 threads) 245 against 488 GFLOP/s, and FAST's BF16
+   prompt on the bf16 panels 960 tok/s against 1430 on the f32 panels (the 2.7B 42.8 against
+   56.2). examples/bench's peak and prefill measure both (--weights bf16 --precision fast; model
+   from tools/make_model.py --preset bench-standard). A session asks once, when it is made (CPUID can
    cost microseconds in a virtual machine); dintattn__bf16_dot_rule (-1: ask the CPU, 0 or 1) lets
    the tests run both roads on one machine. */
 static int dintattn__bf16_dot_rule = -1;
@@ -6939,9 +6944,9 @@ static size_t dintattn__tile_elems(const dintattn_config *c)
 /* A session's block zeroed now, on its threads (but the pool's claims, zeroed before the pool
    started), through a pointer the compiler cannot see through (it would turn malloc + memset into
    a lazy calloc): the pages are faulted in here, once, and not in the middle of the first
-   prefill, where faults cost a fifth of its speed on the machine of 2026-11-25. A fresh page
-   costs a guest of KVM far more than its clearing: 2 GiB written at 0.5-3 GB/s by one thread the
-   first time, 3-10 on two (2026-11-28). */
+   prefill, where faults cost it a fifth of its speed (examples/bench's prefill, on a Zen 5 EPYC).
+   A fresh page costs a guest of KVM far more than its clearing: one thread writes 2 GiB the first
+   time at 0.5-3 GB/s, two threads at 3-10. */
 #define DINTATTN__ZERO_UNIT ((size_t)16 << 20)
 typedef struct dintattn__zero_job {
     unsigned char *b, *skip0, *skip1; /* the block; [skip0, skip1) left alone */
@@ -7216,8 +7221,8 @@ static dintattn__xq dintattn__xq_row(const dintattn_session *s, int t)
 /* Rows r0..r1 of M . x (x row t of the chunk) into v[0..r1 - r0), in the product's activations,
    and of M2 into v2 when M2 is not NULL (row by row, the two matrices' rows in turn): the kernels
    chosen and the activations' row found once for the rows (found per row, with each row's store
-   and SwiGLU's expf, they took 11.7% of a Q4 decode's samples on one thread, 4.6% with this and
-   the unit's SwiGLU; perf, 2026-11-29) */
+   and SwiGLU's expf, they take 11.7% of a Q4 decode's samples on one thread, 4.6% with this and
+   the unit's SwiGLU: perf record of examples/bench --weights q4 --threads 1) */
 static void dintattn__rows_dot(const dintattn_session *s, const dintattn__product *p, const dintattn__mat *M,
                                const dintattn__mat *M2, int r0, int r1, int t, float *v, float *v2)
 {
@@ -7375,7 +7380,8 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
         if (r0 >= r1) continue; /* the unit starts past this product */
         if (job->n == 1) {
             /* a decoded token: the unit's rows straight, without the loop's tests per row and token
-               (in them this function took 4.9% of a Q4 decode's samples, 1.6% so; perf, 2026-11-29),
+               (with them this function takes 4.9% of a Q4 decode's samples, 1.6% without: perf
+               record of examples/bench --weights q4 --threads 1),
                then SwiGLU (swiglu_up) by the level's kernel, as a prompt's, or the rows stored; Q/K
                on f32 activations sum in double (dot64) */
             float g[DINTATTN__UNIT_ROWS], u[DINTATTN__UNIT_ROWS];
@@ -7517,18 +7523,18 @@ typedef struct dintattn__gemm_job {
    longer than a slice: the Q/K projections (y64) in slices of DINTATTN_QK_KC, keeping the double,
    as dintattn__gemm_qk does with sgemm (see dintattn__layer); the others in slices of
    DINTATTN__F32_KC, rounded once. On tools/check_accuracy.py's large DINT model (2048 tokens,
-   BF16 weights) one f32 chain over a row (2752 columns in w_down) used 0.66 of the tolerance,
-   slices of 512 0.54 and of 128 0.47 (sgemm's blocked sums: 0.46); 128 cost 10% of bench-standard's
-   prefill, 512 about 3%. */
+   BF16 weights) one f32 chain over a row (2752 columns in w_down) uses 0.66 of the tolerance,
+   slices of 512 0.54 and of 128 0.47 (sgemm's blocked sums: 0.46); 128 costs 10% of the prefill
+   (examples/bench on tools/make_model.py --preset bench-standard), 512 about 3%. */
 #ifndef DINTATTN__F32_KC
 #define DINTATTN__F32_KC 512 /* the other products' slices */
 #endif
 /* A panel wider than DINTATTN__F32_SPAN columns (192 bytes a column: 768 KB) would not stay in L2
    beside the tokens' blocks, so such a row is taken a span at a time, every block of tokens
    against each span, their double sums kept between spans in `sums` (the thread's psum): the
-   same additions in the same order. The 12.7B's w_down (16384 columns: a 2 MB panel), FAST on the
-   f32 panels, 8 of its layers, 512 tokens, 2026-11-28 (--kernels avx512, interleaved): 82.9-83.4
-   -> 89.3-96.7 tok/s. */
+   same additions in the same order. On the 12.7B's w_down (16384 columns: a 2 MB panel) a prompt
+   of 512 tokens runs 89.3-96.7 tok/s a span at a time against 82.9-83.4 whole (8 of its layers,
+   FAST on the f32 panels: examples/bench --precision fast --kernels avx512 --prompt 512). */
 static void dintattn__gemm_unit_f32(const dintattn_session *s, const dintattn__product *p, void *panel, double *sums,
                                     int r0, int rows, int n)
 {
@@ -7581,10 +7587,11 @@ static const unsigned char *dintattn__amx_rows(const dintattn__mat *M, int r0, u
 /* Whether a chunk of n tokens on `act` activations runs on AMX's tiles with the weights as the A
    tiles, read where they lie (dintattn__tiles_b16_amx), instead of packed as the B tiles
    (dintattn__panel_b16_amx): bf16 activations in chunks of DINTATTN__AMX_ROWS_A tokens or fewer,
-   where packing every weight for a few blocks of tokens costs more than the products (2.7B, 2
-   threads, 2026-11-28 10:34: FAST BF16 8 tokens 27.9 -> 40.7 tok/s, 16 52.7 -> 80.2, 64 141.9 ->
-   161.4; but 96-256 tokens 9-14% slower, the same products in the other orientation, and
-   three-part activations slower at every length: 8-24%). */
+   where packing every weight for a few blocks of tokens costs more than the products: at 2.7B on
+   2 threads, FAST BF16 prompts of 8 tokens run 40.7 tok/s this way against 27.9 packed, 16
+   tokens 80.2 against 52.7, 64 tokens 161.4 against 141.9; but 96-256 tokens run 9-14% slower,
+   the same products in the other orientation, and three-part activations slower at every length
+   (8-24%). examples/bench --weights bf16 --precision fast --prompt N measures it. */
 static int dintattn__amx_rows_a(int act, int n) { return act == DINTATTN__ACT_BF16 && n <= DINTATTN__AMX_ROWS_A; }
 
 /* The chunk's bf16 rows (s->xb) as AMX's B tiles (s->xt1) for dintattn__tiles_b16_amx, 16 tokens
@@ -7612,8 +7619,8 @@ static void dintattn__amx_tokens_unit(void *ctx, int64_t unit, int tid)
    in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
    slices of columns added in double, as dintattn__gemm_unit_f32 does: Q/K in slices of
    DINTATTN_QK_KC, kept in double, the others in slices of DINTATTN__X3_KC, rounded once
-   (tools/check_accuracy.py --size large --tokens 2048, 2026-11-28: worst error 0.306 (DINT) and
-   0.075 (standard) of the tolerance, against the f32 panels' 0.563 and 0.140). */
+   (tools/check_accuracy.py --size large --tokens 2048: worst error 0.306 (DINT) and 0.075
+   (standard) of the tolerance, against the f32 panels' 0.563 and 0.140). */
 #ifndef DINTATTN__X3_KC
 #define DINTATTN__X3_KC 256
 #endif
@@ -7729,7 +7736,8 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
     if (!s->pack_ld || n < DINTATTN__GEMM_MIN_TOKENS) return act;
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
-       before the f32 sums; about 2x the f32 panels' prompt at 2.7B (README, 2026-11-28) */
+       before the f32 sums; about 2x the f32 panels' prompt at 2.7B (examples/bench --weights
+       bf16 --precision exact, --kernels amx against avx512; docs/performance.md) */
     if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && dintattn__x3(s)) {
         *where = DINTATTN__ON_AMX;
         return DINTATTN__ACT_BF16X3;
@@ -7747,10 +7755,10 @@ static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type,
 #ifdef DINTATTN__HAVE_AMX
     /* int8 sums scaled per block of 32 do not pay on tiles: each block's 16 x 16 sums leave the
        tiles through memory to be scaled in vector registers, and a microbenchmark of that
-       (tdpbssd on blocks of 32) ran 1.2-1.3x the VNNI panel, 2026-11-27: the core does not
-       overlap the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s,
-       together 525-690, however far behind the tiles the scaling runs; again 2026-11-28 with one
-       16 x 16 block's sums scaled into registers: 300-380 GMAC/s a core, the panel 294). Q8/Q4
+       (tdpbssd on blocks of 32) runs only 1.2-1.3x the VNNI panel: the core does not overlap
+       the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s, together
+       525-690, however far behind the tiles the scaling runs; with one 16 x 16 block's sums
+       scaled into registers 300-380 GMAC/s a core, the panel 294). Q8/Q4
        prompts take the bf16 tiles instead (dintattn__q_tiles). */
     if (act == DINTATTN__ACT_BF16 ? s->amx : act == DINTATTN__ACT_INT8 && dintattn__q_tiles(s, n)) {
         *where = DINTATTN__ON_AMX;
@@ -7961,9 +7969,10 @@ typedef struct dintattn__qk_proj {
 /* out = base x + up[h] @ (down[h] x) for head h of the chunk's n rows, in double: by dgemm for a
    prompt (on the caller, up[h] widened into s->up64 first), by loops for fewer than
    DINTATTN__GEMM_MIN_TOKENS. A decoded token reads every head's up (1 MB of f32 a token at the
-   Shared-DIFF bench shape, 2 MB when it was held in double); dgemm copied each head's before
-   multiplying, and took about 400 us a token there (perf, 1 thread, Q4, 2026-11-28), these loops
-   with their prefetch 250. */
+   Shared-DIFF bench shape; held in double it would be 2 MB); dgemm copies each head's before
+   multiplying, and takes about 400 us a token there, these loops with their prefetch 250 (perf
+   record of examples/bench --weights q4 --threads 1 on tools/make_model.py --preset
+   bench-shared-diff). */
 static void dintattn__expand_head(const dintattn_session *s, int n, const dintattn__qk_proj *p, int h)
 {
     const int d = s->model->cfg.head_dim, r = s->model->cfg.qk_rank, width = p->heads * d;
@@ -8011,9 +8020,10 @@ static void dintattn__expand_unit(void *ctx, int64_t unit, int tid)
 }
 
 /* Every head of the n_proj factored projections: a decoded token's heads on the pool (on the
-   caller alone they left the other threads waiting: Shared-DIFF's Q4 decode at the bench shape, 2
-   threads, alternated 2026-11-28, 0.736-0.827 -> 0.811-0.864 of the bandwidth), a prompt's dgemm
-   calls on the caller */
+   caller alone they leave the other threads waiting: Shared-DIFF's Q4 decode reads 0.811-0.864
+   of the bandwidth this way against 0.736-0.827 on the caller, examples/bench --weights q4 on
+   tools/make_model.py --preset bench-shared-diff, 2 threads), a prompt's dgemm calls on the
+   caller */
 static void dintattn__expand_factors(dintattn_session *s, int n, dintattn__qk_proj *const *proj, int n_proj)
 {
     dintattn__expand_job j;
