@@ -4001,8 +4001,9 @@ DINTATTN__AVX512 static void dintattn__softmax_x512(float *x, int n)
 /* Decode attention streams each head's keys and values from memory (the cache outgrows the caches
    within a few hundred positions): software prefetch DINTATTN__PF_DIST bytes ahead in the keys
    (the next four keys' lines) and 8 rows ahead in the values (the 64 columns a pass reads). At
-   context 1900 on bench-dint it took decode from 4.68 to 4.36 ms/token (Q4) and 7.23 to 6.42
-   (BF16), interleaved per token. */
+   context 1900 on bench-dint a decoded token takes 4.36 ms with it against 4.68 without (Q4), and
+   6.42 against 7.23 (BF16) (examples/bench --prompt 1900, model from tools/make_model.py --preset
+   bench-dint). */
 #define DINTATTN__PF_KEYS(k0, d)                                                                               \
     do {                                                                                                     \
         int p_;                                                                                              \
@@ -5640,8 +5641,8 @@ static void dintattn__wv_x86(float *o, const float *W, const float *V, int nk, i
 
 /* W @ V in one pass over the value rows for dv a multiple of 16 up to 128 (dv / 16 accumulators
    of 16 columns; the AVX2 kernel's blocks of 64 columns read a 128-wide row twice, once per
-   block): at context 1900 on bench-dint, decode went from 4.84 to 4.38 ms/token (Q4) and 7.57 to
-   7.12 (BF16), interleaved per token. */
+   block): at context 1900 on bench-dint a decoded token takes 4.38 ms this way against 4.84 (Q4),
+   and 7.12 against 7.57 (BF16) (examples/bench --prompt 1900). */
 DINTATTN__AVX512 static void dintattn__wv_avx512(float *o, const float *W, const float *V, int nk, int dv)
 {
     __m512 a[8];
@@ -6234,7 +6235,8 @@ static const void *dintattn__cache_raw(const dintattn__cache *kv, int l, int h, 
 
 /* Rows of keys or values attention converts at a time from a BF16 / Q8 cache: in decode, a tile
    that stays in L1; in prefill, a tile that keeps sgemm as efficient as on the f32 cache (one
-   call per 4096 keys; at 512 prefill ran at half the f32 cache's speed at 4K context). */
+   call per 4096 keys; at 512, prefill runs at half the f32 cache's speed at 4K context:
+   examples/bench --kv bf16 --prompt 4096 against --kv f32). */
 #define DINTATTN__KV_TILE 64
 #ifndef DINTATTN__KV_PTILE
 #define DINTATTN__KV_PTILE 4096
@@ -7612,8 +7614,9 @@ static void dintattn__amx_tokens_unit(void *ctx, int64_t unit, int tid)
 
 /* dintattn__gemm_unit on AMX tiles. A unit is `group` panels of 32 rows (rows r0.. of p; see
    dintattn__unit_panels), so that each block of tokens, read from memory once, serves them all
-   from the caches (2.7B BF16, three parts, 512 tokens: 89 -> 121 tok/s for groups of 4; 2 and 8
-   slower), packed as bf16 panels (Q8 / Q4 rounded to it) for the B tiles -- or, in a short chunk
+   from the caches (2.7B BF16, three parts, 512 tokens: 121 tok/s in groups of 4 against 89 one
+   panel at a time, 2 and 8 slower; examples/bench --weights bf16 --precision exact --prompt 512),
+   packed as bf16 panels (Q8 / Q4 rounded to it) for the B tiles -- or, in a short chunk
    (dintattn__amx_rows_a), taken as the A tiles: BF16 rows where they lie, others converted to bf16
    rows (dintattn__amx_rows), the tokens as B tiles. Bf16 activations (precision FAST) sum
    in f32 over the whole row. F32 activations in three parts (DINTATTN__ACT_BF16X3) sum in f32 over
@@ -7882,7 +7885,7 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
 /* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
    shared out on the pool for fewer than DINTATTN__GEMM_MIN_TOKENS tokens (small products on the
    caller alone; each row read once for the tokens, where sgemm, converting other types to f32
-   tiles first, took a 2.7B BF16 model's 4-token prompt 9 tokens' time), f32 panels or sgemm for
+   tiles first, takes a 2.7B BF16 model's 4-token prompt 9 tokens' time), f32 panels or sgemm for
    a longer prompt. Int8 or bf16 activations: x is quantized (rounded) once per distinct input, then
    rows on the pool for one token, packed panels (dintattn__gemm_unit) for a prompt where the
    level has them, else rows in tiles of 4 x 4. */
