@@ -10,7 +10,7 @@
                        [--precision P] [--kernels K] [--kv T]
        examples/needle --extract TEXT [--answer NUMBER]     (the scoring rule alone, for tests)
 
-   The protocol (--help says it too; the README's "Examples" has the reasons):
+   The protocol (--help says it too; docs/examples.md, "needle", has the reasons):
    - DINT Transformer section 3.3 and Shared-DIFF Transformer section 3.3 (following LWM and
      Gemini 1.5, after Kamradt's Needle-in-a-Haystack): needles are short sentences that give a
      city a number; the answer needle at depths 0/25/50/75/100% of the context, the others placed

@@ -8,7 +8,7 @@
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --save-logits OUT
        examples/score MODEL (-p TEXT | -f FILE | --ids 1,2,3) --kl SAVED [--json]
    and in every mode [--ctx N] [--threads T] [--weights W] [--map M] [--precision P | --fast] [--kernels K] [--kv T]
-   [--tokenizer FILE]; --help says what each mode computes and how (the README's "Examples" too).
+   [--tokenizer FILE]; --help says what each mode computes and how (docs/examples.md, "score", too).
 
    Texts are encoded as examples/generate encodes a prompt (textgen.h's tg_encode: the model's
    BOS first when it has one, special tokens' texts as their ids). Log-probabilities come from

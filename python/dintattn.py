@@ -85,7 +85,7 @@ class _RopeScaling(ctypes.Structure):
 
 _SIZES = ("dim", "n_layers", "vocab_size", "hidden_dim", "max_seq_len", "n_heads", "head_dim", "v_head_dim",
           "n_k1_heads", "n_q2_heads", "n_k2_heads", "n_v_heads", "qk_rank")
-# the config's enums as the file's config spells their values (README, "The model file format")
+# the config's enums as the file's config spells their values (docs/format.md section 2)
 _ENUMS = {"attention": ("standard", "diff", "dint"), "integral": ("softmax", "mean"), "head_norm_type": ("rms", "group"),
           "head_scale": ("none", "one_minus_lambda_init"), "rope": ("interleaved", "halves", "none"),
           "ffn_act": ("silu", "polynorm"), "lambda_mode": ("reparam", "token_sigmoid")}

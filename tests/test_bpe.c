@@ -1,4 +1,4 @@
-/* HF BPE tokenizers (README, "Tokenizer in the model file", type "bpe"): merges in list order,
+/* HF BPE tokenizers (docs/format.md section 5, type "bpe"): merges in list order,
    byte fallback and the unknown token, added tokens and their flags, the normalizer, the
    pre-tokenizer's Metaspace and ByteLevel steps, the decoder, tokenizer files, and refusals.
 

@@ -1,4 +1,4 @@
-/* The chat template a model file carries (README, "Chat template in the model file"):
+/* The chat template a model file carries (docs/format.md section 6):
    dintattn_chat_format's text for each metadata key, worked out by hand, and the loader's
    refusals. tests/convert/test_chat.py checks the same function against jinja2's rendering of
    real-style templates, end to end through tools/convert.py. */

@@ -298,7 +298,7 @@ static void add(xlist *l, const char *name, int64_t rows, int64_t cols, int gen,
     t->e = gen == GEN_UNIFORM ? exponent_for(std) : 0;
 }
 
-/* Every tensor of the model (README, "The model file format (v1)"), with the spread of its values:
+/* Every tensor of the model (docs/format.md section 2), with the spread of its values:
    Q/K large enough for peaky softmaxes, lambda = exp(q1.k1) - exp(q2.k2) + lambda_init of order 1,
    logits of a few units. */
 static void list_tensors(const xmodel *x, xlist *l)
@@ -649,8 +649,8 @@ static float *run(const char *name, dintattn_session *s, const xfix *f, int mode
 }
 
 /* One token, a prefill and decode (each after dintattn_session_reset), with 1 and 2 threads,
-   against the reference; decode against prefill; and 2 threads give exactly what 1 gives (README:
-   threads give bit-identical logits). */
+   against the reference; decode against prefill; and 2 threads give exactly what 1 gives (docs/computing.md,
+   "Threads": threads give bit-identical logits). */
 static void check_model_runs(const char *name, const dintattn_model *m, const xfix *f, const char *form)
 {
     const size_t V = (size_t)f->vocab;

@@ -2,7 +2,8 @@
    (memcmp) the logits and tokens of serial runs; a tokenizer shared for encoding likewise.
    Expected values come from the engine itself run serially on the main thread. Worker threads
    only record what they computed; every assertion runs on the main thread (cmocka's are not
-   thread-safe). Build with -fsanitize=thread to look for data races (see README). */
+   thread-safe). Build with -fsanitize=thread to look for data races (`make check-tsan`; docs/computing.md,
+   "Threads"). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

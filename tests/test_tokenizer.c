@@ -415,8 +415,8 @@ static double encode_secs(dintattn_tokenizer *t, const unsigned char *s, size_t 
 /* tiktoken's merge loop is quadratic in the piece; this one must not be: 100 KB pieces without
    a space (letters, punctuation), and 1 MB of one repeated letter, of spaces and of digits. Linear
    means 8 times the bytes take about 8 times as long (a quadratic loop: 64): the bound is on that
-   ratio, not on seconds, so that a slow build (sanitizers took 1.12 s for the 1 MB of 'a' on a
-   loaded machine, 2026-11-29) passes and a quadratic one does not. */
+   ratio, not on seconds, so that a slow build (under the sanitizers, on a loaded machine, the
+   1 MB of 'a' takes over a second) passes and a quadratic one does not. */
 static void test_long_pieces_are_fast(void **state)
 {
     dintattn_tokenizer *t = toy();

@@ -219,7 +219,7 @@ def make_tensors(cfg, seed=0, head_norm_per_head=False):
 
 
 def quantize_q8(a):
-    """The engine's Q8 (README, "Weights in 8 bits") of a float matrix whose rows are a multiple of
+    """The engine's Q8 (docs/format.md section 4) of a float matrix whose rows are a multiple of
     32 long, in float32 arithmetic as the C code does it: each run of 32 (row-major) is a block,
     scale = amax / 127, q = clamp(rint(v * (127 / amax)), -127, 127). -> (q int8 [rows, cols],
     scale float32 [rows, cols / 32])."""
@@ -244,7 +244,7 @@ def dequantize_q8(q, scale):
 
 
 def quantize_q4(a):
-    """The engine's Q4 (README, "Weights in 4 bits"; dintattn.h's dintattn__quantize_block4 is the
+    """The engine's Q4 (docs/format.md section 4; dintattn.h's dintattn__quantize_block4 is the
     authority) of a float matrix whose rows are a multiple of 32 long, in float32 arithmetic as the
     C code does it: each run of 32 (row-major) is a block; m = its element of largest |v| (the
     first if several tie, +0 if all are zero), scale = m / -8, nibble = clamp(rint(v * (-8 / m)),

@@ -9,7 +9,7 @@ except the small *_up ones) whose rows are a multiple of 32 long becomes two ten
   Q4 (--q4):        U8 NAME [rows, cols / 2], 16 bytes a block of 32 weights, byte j holding
                     nibble j (low 4 bits) and nibble j + 16 (high 4 bits), weight = scale * (n - 8)
 and F32 NAME.scale [rows, cols / 32], quantized exactly as the engine quantizes at load
-(weights = DINTATTN_WEIGHTS_Q8 / _Q4; README, "Weights in 8 bits" / "in 4 bits"), so that
+(weights = DINTATTN_WEIGHTS_Q8 / _Q4; docs/format.md section 4), so that
 loading OUT as stored gives the logits of loading IN with Q8 (Q4) weights. Everything else is
 copied as it is; matrices already stored quantized are refused. The engine reads the Q8 and Q4
 matrices in place. Streams in bounded memory: the header first, then one tensor at a time, a

@@ -96,7 +96,7 @@ def _is_matrix(name):
 def dequantize(path, tensors, dtypes):
     """Replace every quantized weight matrix of tensors (as read, with their dtypes) by its float64
     weights, and drop its scales. A matrix [rows, cols], cols a multiple of 32, is stored as
-      Q8: I8 NAME [rows, cols] holding q in [-127, 127]           (README, "Weights in 8 bits")
+      Q8: I8 NAME [rows, cols] holding q in [-127, 127]           (docs/format.md section 4)
       Q4: U8 NAME [rows, cols / 2]: 16 bytes a block of 32 weights, byte j holding nibble n_j
           (low 4 bits) and n_{j+16} (high 4 bits), q = n - 8 in [-8, 7]
     with F32 NAME.scale [rows, cols / 32]; weight = scale * q for each block of 32 along a row.

@@ -16,7 +16,7 @@ examples/score examples/needle lib`:
     /usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep2 [--samples 50]  # measure, print the table
     /usr/bin/python3 tools/replicate.py table --workdir /tmp/rep2                # the table again
 
-(the README's table; about 55 + 35 minutes of training and 15 of measuring on 2 cores). `train`
+(docs/replication.md's table; about 55 + 35 minutes of training and 15 of measuring on 2 cores). `train`
 trains each family in its own process, two at once with one torch thread each; `all` runs train
 and eval. Every model sees the same batches (one seed) for the same number of steps with the same
 learning-rate schedule; stage 2 starts from each model's stage-1 weights (--init-from) with a
@@ -226,11 +226,11 @@ def cmd_train(a):
     if a.family:
         return train_one(a, a.family)
     # --jobs processes at once, the longest (DINT) first; one torch thread each, as two torch
-    # threads on this 2-core machine ran slower than one
+    # threads on a 2-core machine run slower than one
     todo = sorted(a.families.split(","), key=lambda f: f != "dint")
     # OpenBLAS (torch's BLAS on Debian) keeps its own threads besides torch's: one each, or two
     # trainings run four busy threads on two cores; and glibc would map and unmap every large
-    # tensor afresh at each step: keep them in the heap (page faults took half the CPU time)
+    # tensor afresh at each step: keep them in the heap (else page faults take half the CPU time)
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads),
                MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="17179869184",
                MALLOC_TOP_PAD_="268435456")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Train a small DINT Transformer (docs/format.md, attention "dint") on the King James Bible, on CPU;
 or a DIFF or standard Transformer of the same parameter count (--attention; tools/replicate.py
-trains the three for the README's replication).
+trains the three for the replication in docs/replication.md).
 
 Run with Debian's python3 (apt-get install -y python3-torch python3-regex bible-kjv):
 

@@ -2,7 +2,7 @@
 """tools/make_motif_checkpoint.py -> tools/convert.py (-> tools/quantize.py) -> the engine, against
 tools/reference.py, at small widths.
 
-The real-size runs (README, issue 12) use checkpoints that make_motif_checkpoint.py writes; this
+The real-size runs (docs/performance.md: the Motif-2 shapes) use checkpoints that make_motif_checkpoint.py writes; this
 checks that what it writes is a Motif checkpoint the converter reads as the model it is meant to
 be: the real head layout of Motif-2-12.7B (40 query sub-heads in 8 groups of 4 signal + 1 noise,
 16 KV sub-heads) and of Motif-2.6B (vanilla DIFF, 16 / 16) with narrow heads and a small

@@ -7,7 +7,7 @@
    byte lengths of its pieces, comma-separated. NAME is a family dintattn knows (cl100k and llama3
    run the hand-written splitter, the others the regex matcher); anything else is compiled as a
    regex, several as a sequence (each piece of one split again by the next). --json takes what a
-   model file's tokenizer metadata may hold as "pattern" (README), e.g. with Split behaviors. Exits 1 with a message on stderr if the pattern does not compile. */
+   model file's tokenizer metadata may hold as "pattern" (docs/format.md section 5), e.g. with Split behaviors. Exits 1 with a message on stderr if the pattern does not compile. */
 #define DINTATTN_IMPLEMENTATION
 #include "../../dintattn.h"
 
