@@ -6488,8 +6488,8 @@ typedef struct dintattn__chunk {
    (the level's four-query kernels), not one read a head: on the 12.7B Motif shape (32 heads, 8
    K1 / V heads, Q8) at context 2048 a decoded token takes 514 ms against 600 a head at a time,
    and a standard model of 32 heads over 8 K / V heads at context 3072 31 ms against 39.5
-   (examples/bench --prompt 2048 or 3072, decode's best of 12). A unit's scratch (DINTATTN__ATT_ROWS rows of the
-   context) holds their A1 and W rows. */
+   (examples/bench --prompt 2048 or 3072, decode's best of 12). A unit's scratch
+   (DINTATTN__ATT_ROWS rows of the context) holds their A1 and W rows. */
 #define DINTATTN__ATT_ROWS (1 + 2 * DINTATTN__HEADS)
 
 static int dintattn__heads_together(const dintattn_config *c, int i, int h1)
