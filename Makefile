@@ -1,6 +1,7 @@
-# dintattn: `make` builds the examples, `make check` runs the test suite,
-# `make check-sanitize` runs it again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# `make lib` builds the shared library the Python bindings load (see the end of this file).
+# dintattn: `make` builds the examples, `make check` builds and runs the test suite (one line per
+# suite, then "N passed, M failed"; each suite's output in $(BUILD)/logs/), `make check-sanitize`
+# runs it again under AddressSanitizer + UndefinedBehaviorSanitizer, `make lib` builds the shared
+# library the Python bindings load (see the end of this file). `make V=1` shows the commands.
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
@@ -9,58 +10,125 @@ LDLIBS  := -lopenblas -lm -lpthread
 BUILD   ?= build
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-EXAMPLES := examples/logits examples/tokenize examples/generate examples/bench examples/server examples/score \
-            examples/attention examples/needle
-TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening test_extreme test_unicode test_bpe test_chat
+# One build per configuration. The default one (BUILD=build) puts the examples where the README
+# runs them (examples/generate) and `make check` tests those same binaries; any other BUILD (e.g.
+# check-sanitize's build/sanitize) keeps its examples beside its tests and objects.
+BIN := $(if $(filter build,$(BUILD)),examples,$(BUILD))
+
+# Parallel by default, one job per core, unless the command line or MAKEFLAGS gives -j (a sub-make
+# shares its parent's jobs).
+ifeq ($(MAKELEVEL),0)
+ifeq ($(findstring -j,$(MAKEFLAGS) $(shell echo "$$MAKEFLAGS")),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+
+Q   := $(if $(filter 1,$(V)),,@)
+say  = $(if $(Q),@printf '  %-4s %s\n' $(1) $(2))
+
+EXAMPLES := logits tokenize generate bench server score attention needle
+TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening \
+            test_extreme test_unicode test_bpe test_chat
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
-all: $(EXAMPLES)
+all: $(addprefix $(BIN)/,$(EXAMPLES))
 
-examples/%: examples/%.c dintattn.h
-	$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
+# The header's implementation, compiled once per configuration: the examples and the tests that use
+# only the API link it, and so does the shared library (hence -fPIC; -fno-semantic-interposition
+# lets the compiler inline and call the API's functions directly, as in an executable).
+OBJ := $(BUILD)/dintattn.o
+PIC := -fPIC -fno-semantic-interposition
+$(OBJ): dintattn.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(PIC) -DDINTATTN_IMPLEMENTATION -c -o $@ -x c dintattn.h
 
-$(BUILD)/%: examples/%.c dintattn.h
-	@mkdir -p $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
+# Each example and test defines DINTATTN_IMPLEMENTATION, so that it also builds alone
+# (cc examples/logits.c -lopenblas -lm -lpthread); here DINTATTN_IMPLEMENTATION_DONE, the header's
+# guard against a second copy, leaves it out and the program links $(OBJ) instead.
+LINK_OBJ := -DDINTATTN_IMPLEMENTATION_DONE
+# Programs that need the implementation in their own file: bench measures internal kernels (on
+# purpose); the other examples here still call dintattn__ internals (through server_http.h); these
+# tests configure the implementation (DINTATTN_SOLO_BYTES, allocators) or use its internals, and
+# test_sampler gets <string.h> and <math.h> only through it.
+SELF_EXAMPLES := bench generate server score attention needle
+SELF_TESTS    := test_engine test_tokenizer test_alloc test_threads test_hardening test_extreme test_unicode \
+                 test_sampler
+EXAMPLE_DEPS  := dintattn.h $(wildcard examples/*.h)
 
-$(BUILD)/test_%: tests/test_%.c tests/test_util.h dintattn.h
-	@mkdir -p $(BUILD)
-	$(CC) $(WARN) -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
+$(BIN)/%: examples/%.c $(EXAMPLE_DEPS) $(OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(LINK_OBJ) -o $@ $< $(OBJ) $(LDLIBS)
+
+$(addprefix $(BIN)/,$(SELF_EXAMPLES)): $(BIN)/%: examples/%.c $(EXAMPLE_DEPS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# Tests build with -Werror: the header must compile warning-free as C99 and as C++.
+$(BUILD)/test_%: tests/test_%.c tests/test_util.h dintattn.h $(OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) $(LINK_OBJ) -o $@ $< $(OBJ) $(LDLIBS) -lcmocka
+
+$(addprefix $(BUILD)/,$(SELF_TESTS)): $(BUILD)/%: tests/%.c tests/test_util.h dintattn.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
 # test_engine again with AVX-512 BF16's instructions emulated (tests/emulate_bf16.h): the bf16
 # panels and conversions that AMD's Zen 4 / Zen 5 run, checked on any AVX-512 CPU.
 $(BUILD)/bf16_emulated/test_engine: tests/test_engine.c tests/test_util.h tests/emulate_bf16.h dintattn.h
-	@mkdir -p $(BUILD)/bf16_emulated
-	$(CC) $(WARN) -Werror $(CFLAGS) -include tests/emulate_bf16.h -o $@ $< $(LDLIBS) -lcmocka
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) -include tests/emulate_bf16.h -o $@ $< $(LDLIBS) -lcmocka
 
-# Tests build with -Werror: the header must compile warning-free as C99 and as C++.
 $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
-	@mkdir -p $(BUILD)
-	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
+	@mkdir -p $(@D)
+	$(call say,CXX,$@)
+	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
-check: $(addprefix $(BUILD)/,$(TESTS) logits tokenize generate bench score attention needle) $(BUILD)/bf16_emulated/test_engine
-	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
-	@echo "== test_engine, portable kernels"; DINTATTN_KERNELS=portable ./$(BUILD)/test_engine
-	@echo "== test_engine, AVX2 kernels"; DINTATTN_KERNELS=avx2 ./$(BUILD)/test_engine
-	@echo "== test_engine, AVX-512 kernels without AMX's tiles"; DINTATTN_KERNELS=avx512 ./$(BUILD)/test_engine
-	@echo "== test_engine, AVX-512 BF16 emulated (tests/emulate_bf16.h)"; \
-	if grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw avx512vl /proc/cpuinfo; then \
-	    DINTATTN_KERNELS=avx512 ./$(BUILD)/bf16_emulated/test_engine; \
-	else echo "skipped: the CPU has no AVX-512 BW and VL"; fi
-	@echo "== cli"; sh tests/cli.sh $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/bench
-	@echo "== generate"; sh tests/generate.sh $(BUILD)/generate
-	@echo "== score"; sh tests/score.sh $(BUILD)/score $(BUILD)/tokenize $(BUILD)/logits
-	@echo "== attention"; sh tests/attention.sh $(BUILD)/attention
-	@echo "== needle"; sh tests/needle.sh $(BUILD)/needle $(BUILD)/tokenize
+# --- make check: one target per suite (run-NAME, also usable alone), run in parallel -----------
+# Each writes $(BUILD)/logs/NAME.log and prints one line; the summary prints the logs of the suites
+# that failed and exits non-zero if any did. test_engine runs once per kernel level.
+AVX512_BW_VL := $(shell grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw avx512vl /proc/cpuinfo && echo yes)
+SUITES := test_engine test_engine_portable test_engine_avx2 test_engine_avx512 \
+          $(if $(AVX512_BW_VL),test_engine_bf16_emulated) \
+          cli needle generate score attention $(filter-out test_engine,$(TESTS))
+LOGS   := $(BUILD)/logs
+RUN     = @sh tests/run_suite.sh $(LOGS) $(@:run-%=%)
+
+.PHONY: $(addprefix run-,$(SUITES))
+$(addprefix run-,$(TESTS)): run-%: $(BUILD)/%
+	$(RUN) $(BUILD)/$*
+run-test_engine_portable run-test_engine_avx2 run-test_engine_avx512: run-test_engine_%: $(BUILD)/test_engine
+	$(RUN) env DINTATTN_KERNELS=$* $(BUILD)/test_engine
+run-test_engine_bf16_emulated: $(BUILD)/bf16_emulated/test_engine
+	$(RUN) env DINTATTN_KERNELS=avx512 $<
+run-cli: $(BIN)/logits $(BIN)/tokenize $(BIN)/bench
+	$(RUN) sh tests/cli.sh $^
+run-generate: $(BIN)/generate
+	$(RUN) sh tests/generate.sh $^
+run-score: $(BIN)/score $(BIN)/tokenize $(BIN)/logits
+	$(RUN) sh tests/score.sh $^
+run-attention: $(BIN)/attention
+	$(RUN) sh tests/attention.sh $^
+run-needle: $(BIN)/needle $(BIN)/tokenize
+	$(RUN) sh tests/needle.sh $^
+
+check: $(addprefix run-,$(SUITES))
+	$(if $(AVX512_BW_VL),,@echo "test_engine_bf16_emulated: skipped, the CPU has no AVX-512 BW and VL")
+	@sh tests/run_suite.sh --summary $(LOGS) $(SUITES)
 
 check-sanitize:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	    $(MAKE) check BUILD=build/sanitize CFLAGS="-O1 -g $(SAN)"
+	    $(MAKE) --no-print-directory check BUILD=build/sanitize CFLAGS="-O1 -g $(SAN)"
 
 # The thread pool under ThreadSanitizer: test_threads (4 threads sharing a model, sessions with
 # pools of their own). OpenBLAS's threads are not instrumented, so it runs on one of them.
 check-tsan:
-	$(MAKE) build/tsan/test_threads BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread"
+	$(MAKE) --no-print-directory build/tsan/test_threads BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread"
 	TSAN_OPTIONS=halt_on_error=1 OPENBLAS_NUM_THREADS=1 ./build/tsan/test_threads
 
 # Regenerates tests/fixtures from tools/reference.py (needs python3-numpy).
@@ -68,7 +136,7 @@ fixtures:
 	/usr/bin/python3 tools/make_fixtures.py
 
 clean:
-	rm -rf build $(EXAMPLES)
+	rm -rf build $(addprefix examples/,$(EXAMPLES))
 
 # --- Hardening: fuzzing and valgrind (issue 6) ---------------------------------------------
 # `make fuzz` builds the libFuzzer harnesses in fuzz/ (clang + libclang-rt, ASan + UBSan) and runs
@@ -82,7 +150,7 @@ FUZZERS      := header model tokenizer sampler http
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 .PHONY: fuzz check-valgrind
-$(BUILD)/test_hardening: $(addprefix fuzz/fuzz_,$(addsuffix .c,$(FUZZERS)))
+$(BUILD)/test_hardening: $(addprefix fuzz/fuzz_,$(addsuffix .c,$(FUZZERS))) $(wildcard examples/*.h)
 
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c dintattn.h
 	@mkdir -p $(BUILD)/fuzz
@@ -106,24 +174,12 @@ fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 # examples/server: its HTTP layer is in server_http.h (fuzz_http and test_hardening include it too).
 # `make check-server` drives the server with curl and the openai npm client (tests/server_test.sh).
 .PHONY: check-server
-examples/server $(BUILD)/server $(BUILD)/test_hardening $(BUILD)/fuzz/fuzz_http: examples/server_http.h
-# examples/textgen.h: what server and generate --chat share (stop strings, prompt encoding, prefix cache)
-examples/server $(BUILD)/server examples/generate $(BUILD)/generate: examples/textgen.h examples/server_http.h
-# examples/score: textgen.h's prompt encoding, server_http.h's JSON strings
-examples/score $(BUILD)/score: examples/textgen.h examples/server_http.h
-# examples/attention: the same, for its texts and JSON strings
-examples/attention $(BUILD)/attention: examples/textgen.h examples/server_http.h
-# examples/needle: server_http.h's JSON strings
-examples/needle $(BUILD)/needle: examples/server_http.h
-# examples/cli.h: what the examples' command lines share (engine options, model/tokenizer/session
-# loading, number, id-list and file reading)
-examples/logits examples/generate examples/bench examples/score examples/attention examples/needle examples/server: examples/cli.h
-$(BUILD)/logits $(BUILD)/generate $(BUILD)/bench $(BUILD)/score $(BUILD)/attention $(BUILD)/needle $(BUILD)/server: examples/cli.h
-check-server: $(BUILD)/server
-	bash tests/server_test.sh $(BUILD)/server
+$(BUILD)/fuzz/fuzz_http: $(wildcard examples/*.h)
+check-server: $(BIN)/server
+	bash tests/server_test.sh $(BIN)/server
 
-check-valgrind: $(BUILD)/logits $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/score $(BUILD)/needle
-	sh tests/valgrind.sh $(BUILD)
+check-valgrind: $(BIN)/logits $(BIN)/tokenize $(BIN)/generate $(BIN)/score $(BIN)/needle
+	sh tests/valgrind.sh $(BIN)
 
 # --- Shared library, pkg-config and Python bindings (issue 14) ------------------------------
 # `make lib` compiles dintattn.h's implementation into $(BUILD)/libdintattn.so.VERSION (soname
@@ -147,9 +203,9 @@ PYTHONDIR  ?= $(shell $(PYTHON) -c 'import site, sys, sysconfig; p = "$(PREFIX)"
 .PHONY: lib install uninstall check-python FORCE
 lib: $(BUILD)/libdintattn.so $(BUILD)/dintattn.pc
 
-$(BUILD)/libdintattn.so.$(VERSION): dintattn.h
-	@mkdir -p $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -Wl,-soname,$(SONAME) -DDINTATTN_IMPLEMENTATION -o $@ -x c dintattn.h -x none $(LDLIBS)
+$(BUILD)/libdintattn.so.$(VERSION): $(OBJ)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(OBJ) $(LDLIBS)
 
 $(BUILD)/libdintattn.so: $(BUILD)/libdintattn.so.$(VERSION)
 	ln -sf libdintattn.so.$(VERSION) $(BUILD)/$(SONAME)
@@ -177,6 +233,17 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdintattn.so \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/dintattn.pc $(DESTDIR)$(PYTHONDIR)/dintattn.py
 
-# The bindings against the fixtures' reference logits and against examples/tokenize and generate.
+# The bindings against the fixtures' reference logits and against examples/tokenize and generate
+# (which tests/python looks for in DINTATTN_BUILD, so the default configuration builds them there too).
+ifneq ($(BIN),$(BUILD))
+$(BUILD)/%: examples/%.c $(EXAMPLE_DEPS) $(OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(LINK_OBJ) -o $@ $< $(OBJ) $(LDLIBS)
+$(addprefix $(BUILD)/,$(SELF_EXAMPLES)): $(BUILD)/%: examples/%.c $(EXAMPLE_DEPS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
+endif
 check-python: lib $(BUILD)/tokenize $(BUILD)/generate
 	DINTATTN_LIB=$(BUILD)/libdintattn.so DINTATTN_BUILD=$(BUILD) $(PYTHON) tests/python/test_dintattn.py
