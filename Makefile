@@ -23,6 +23,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 endif
 
+comma := ,
 Q   := $(if $(filter 1,$(V)),,@)
 say  = $(if $(Q),@printf '  %-4s %s\n' $(1) $(2))
 
@@ -152,9 +153,25 @@ FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 .PHONY: fuzz check-valgrind
 $(BUILD)/test_hardening: $(addprefix fuzz/fuzz_,$(addsuffix .c,$(FUZZERS))) $(wildcard examples/*.h)
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c dintattn.h
-	@mkdir -p $(BUILD)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LDLIBS)
+# The harnesses link one instrumented copy of the implementation, as the examples do; fuzz_http
+# keeps its own (server_http.h calls dintattn__ internals), and so does fuzz_sampler (it gets
+# <math.h> only through it).
+FUZZ_OBJ  := $(BUILD)/fuzz/dintattn.o
+FUZZ_SELF := http sampler
+$(FUZZ_OBJ): dintattn.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS)) -DDINTATTN_IMPLEMENTATION -c -o $@ -x c dintattn.h
+
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c dintattn.h $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(LINK_OBJ) -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+$(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_SELF)): $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c dintattn.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LDLIBS)
 
 fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 	@set -e; mkdir -p $(BUILD)/fuzz/seeds_model; \
