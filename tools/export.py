@@ -101,20 +101,26 @@ class Model:
             raise ExportError("%s: __metadata__ \"format\" is %r, not \"dintattn\": this exports dintattn model "
                               "files (an HF checkpoint is already one; tools/convert.py turns it into a "
                               "dintattn file)" % (path, meta.get("format")))
+        if meta.get("version") not in ("1", "1.1"):
+            raise ExportError("%s: __metadata__ \"version\" %r is not \"1\" or \"1.1\" (a newer file than this "
+                              "exporter reads)" % (path, meta.get("version")))
         try:
             raw = json.loads(meta.get("config", ""))
-            if not isinstance(raw, dict):
-                raise ValueError("not a JSON object")
-            self.raw = raw
-            self.c = reference.resolve_config(raw, meta.get("version"))
+        except ValueError as e:
+            raise ExportError("%s: __metadata__ \"config\" is not JSON: %s" % (path, e))
+        if not isinstance(raw, dict):
+            raise ExportError("%s: __metadata__ \"config\" is not a JSON object" % path)
+        for key in ("dim", "n_layers", "vocab_size", "hidden_dim", "max_seq_len", "n_heads", "head_dim"):
+            if not isinstance(raw.get(key), int) or isinstance(raw.get(key), bool) or raw[key] <= 0:
+                raise ExportError("%s: config %r is %r, not a positive integer (docs/format.md section 2)"
+                                  % (path, key, raw.get(key)))
+        try:
+            self.c = reference.resolve_config(raw, meta["version"])
         except (ValueError, KeyError, TypeError) as e:
             raise ExportError("%s: config: %s" % (path, e))
         self.tokenizer = meta.get("tokenizer")
         self.chat = meta.get("chat")
         self.used = set()
-
-    def dtype(self, name):
-        return self.f.dtype(name)
 
     def shape(self, name):
         """The weights' shape: a Q4 matrix stores two weights a byte."""
@@ -155,7 +161,8 @@ class Model:
                 raise ExportError("%s: tensor '%s' is not part of the model its config describes"
                                   % (self.path, name))
 
-    def float_dtypes(self):
+    def dtypes_read(self):
+        """The stored types of the tensors need() accepted (I8 / U8 for Q8 / Q4 matrices)."""
         return {self.f.dtype(n) for n in self.used}
 
 
@@ -302,8 +309,8 @@ def head_columns(m, layer):
     return w, s
 
 
-def plan_common(m, layout):
-    """Checks every tensor of the model's config; -> per-layer projection shapes."""
+def check_tensors(m):
+    """Every tensor the config calls for, with its shape, and no other (besides the tokenizer's)."""
     c = m.c
     D, V, F, L = c["dim"], c["vocab_size"], c["hidden_dim"], c["n_layers"]
     H, d, dv = c["n_heads"], c["head_dim"], c["v_head_dim"]
@@ -340,12 +347,16 @@ def plan(m, layout):
     D, V, F, L = c["dim"], c["vocab_size"], c["hidden_dim"], c["n_layers"]
     H, d, dv = c["n_heads"], c["head_dim"], c["v_head_dim"]
     n_k1, n_q2, n_k2, n_v = c["n_k1_heads"], c["n_q2_heads"], c["n_k2_heads"], c["n_v_heads"]
-    plan_common(m, layout)
+    check_tensors(m)
     perm = rope_perm(c)
     notes = []
     # KV groups: the fewest key-value groups in which every signal head of a group reads the same
     # K1, K2 and V heads of the file (each count divides H, so their lcm does)
     KV = lcm(n_k1, n_k2, n_v)
+    # Motif's noise heads: a noise head serves whole KV groups, so there are lcm(n_q2, KV) of them,
+    # each with G signal heads (N = H is Motif's plain DIFF layout, one noise head per signal head)
+    N = lcm(n_q2, KV)
+    G = H // N
     out = []
 
     def whole(name):
@@ -376,10 +387,7 @@ def plan(m, layout):
                                       [h.v(index(g, n_v, KV), 1) for g in range(KV)])
             q_rows, kv_rows = 2 * H * d, 2 * KV * d
         else:
-            N = lcm(n_q2, KV)   # noise heads: Grouped-DIFF's groups must not split a KV group
-            G = H // N
-
-            def q(l=l, N=N, G=G):
+            def q(l=l):
                 h = Heads(m, l, perm)
                 rows = []
                 for g in range(N):   # G signal heads, then their noise head
@@ -436,6 +444,20 @@ def plan(m, layout):
               "vocab_size": V, "max_position_embeddings": int(c["max_seq_len"]),
               "rms_norm_eps": float(c["norm_eps"]), "tie_word_embeddings": bool(c["tie_embeddings"])}
     common.update(hf_rope(c))
+    rs = c.get("rope_scaling")
+    if rs is not None and rs["type"] == "yarn":
+        # some transformers releases take YaRN's factor as max_position_embeddings divided by
+        # original_max_position_embeddings, not from rope_scaling: make the two agree
+        implied = rs["factor"] * rs["original_max_position_embeddings"]
+        if implied == int(implied) and implied != c["max_seq_len"]:
+            common["max_position_embeddings"] = int(implied)
+            notes.append("yarn: max_position_embeddings is factor * original_max_position_embeddings = %d (the "
+                         "file's max_seq_len is %d), as transformers versions that derive the factor from it need"
+                         % (implied, c["max_seq_len"]))
+        elif implied != c["max_seq_len"]:
+            notes.append("yarn: factor * original_max_position_embeddings = %g is not a whole context; transformers "
+                         "versions that derive the factor from max_position_embeddings (%d) compute another RoPE"
+                         % (implied, c["max_seq_len"]))
     if layout == "diffllama":
         cfg = {"architectures": ["DiffLlamaForCausalLM"], "model_type": "diffllama",
                "num_attention_heads": 2 * H, "num_key_value_heads": 2 * KV, "hidden_act": "silu",
@@ -610,7 +632,7 @@ def tokenizer_json(m):
 CHUNK = 1 << 22   # elements checked and encoded at a time
 
 
-def write_weights(path, tensors, st_dtype):
+def write_weights(path, tensors, st_dtype, source):
     """Header first, then tensor by tensor: memory stays near the largest tensor."""
     head = safetensors_io.header_bytes([(n, st_dtype, s) for n, s, _ in tensors], {"format": "pt"})
     with open(path, "wb") as f:
@@ -623,7 +645,8 @@ def write_weights(path, tensors, st_dtype):
             for i in range(0, flat.size, CHUNK):
                 chunk = flat[i:i + CHUNK].astype(np.float32, copy=False)
                 if not np.all(np.isfinite(chunk)):
-                    raise ExportError("tensor '%s' holds NaN or Inf" % name)
+                    raise ExportError("%s: the weights of '%s' hold NaN or Inf: the model is broken, there is "
+                                      "nothing to export" % (source, name))
                 if st_dtype == "F16" and chunk.size and float(np.max(np.abs(chunk))) > 65504:
                     raise ExportError("tensor '%s' has values beyond f16's range; use --dtype bf16 or f32" % name)
                 f.write(safetensors_io.encode(st_dtype, chunk))
@@ -638,11 +661,11 @@ def export(args):
         raise ExportError("%s: cannot export to the %s layout: %s" % (args.model, layout, why))
     cfg, tensors, notes = plan(m, layout)
     if args.dtype == "auto":
-        kinds = m.float_dtypes()
+        kinds = m.dtypes_read()
         st_dtype = kinds.pop() if len(kinds) == 1 and next(iter(kinds)) in ("BF16", "F16") else "F32"
     else:
         st_dtype = OUT_DTYPES[args.dtype]
-    if m.float_dtypes() & {"I8", "U8"}:
+    if m.dtypes_read() & {"I8", "U8"}:
         notes.append("Q8/Q4 weight matrices dequantized to %s%s" % (
             st_dtype, "" if st_dtype == "F32" else " (rounded: F32 holds them exactly)"))
     cfg["torch_dtype"] = TORCH_NAMES[st_dtype]
@@ -662,7 +685,7 @@ def export(args):
     made = not os.path.exists(out)
     try:
         os.makedirs(out, exist_ok=True)
-        write_weights(os.path.join(out, "model.safetensors"), tensors, st_dtype)
+        write_weights(os.path.join(out, "model.safetensors"), tensors, st_dtype, args.model)
         with open(os.path.join(out, "config.json"), "w") as f:
             json.dump(cfg, f, indent=2)
             f.write("\n")

@@ -169,9 +169,18 @@ def test_exports(rep, tmp):
     case(rep, tmp, "diff_bf16_tied_shared_k", dict(gqa, tie_embeddings=True, shared_k=True), "diffllama",
          dtype="bf16", edit=ones_head_norm)
     case(rep, tmp, "diff_llama3_scaling", make_model.PRESETS["llama3-scaling"], "diffllama")
-    case(rep, tmp, "diff_yarn_scaling", dict(gqa, rope_scaling={"type": "yarn", "factor": 4.0, "beta_fast": 16,
-                                                                 "original_max_position_embeddings": 16}),
-         "diffllama", exact=True, edit=ones_head_norm)
+    yarn = {"type": "yarn", "factor": 4.0, "beta_fast": 16, "original_max_position_embeddings": 16}
+    case(rep, tmp, "diff_yarn_scaling", dict(gqa, max_seq_len=64, rope_scaling=yarn), "diffllama", exact=True,
+         edit=ones_head_norm)
+    # a context other than factor * original: max_position_embeddings follows the factor (transformers
+    # releases that derive YaRN's factor from the ratio then compute the same RoPE)
+    out = case(rep, tmp, "diff_yarn_context_32", dict(gqa, rope_scaling=yarn), "diffllama")
+    if out:
+        cfg_hf, _ = read_dir(out)
+        rep.check("diff_yarn_context_32: max_position_embeddings 64 = factor 4 * original 16",
+                  cfg_hf["max_position_embeddings"] == 64 and
+                  cfg_hf["rope_scaling"] == {"rope_type": "yarn", "factor": 4.0, "beta_fast": 16,
+                                             "original_max_position_embeddings": 16}, str(cfg_hf))
     case(rep, tmp, "diff_per_head_norm_head_scale_none", dict(BASE, head_scale="none"), "diffllama",
          edit=per_head_norm)
     case(rep, tmp, "grouped_diff_swiglu_noise_repeated", make_model.PRESETS["grouped-diff"], "diffllama")
@@ -380,6 +389,20 @@ def test_refusals(rep, tmp):
     rep.check("refuses a non-empty OUTDIR and leaves it alone", rc == 1 and err ==
               "export: %s exists and is not an empty directory; give a new one\n" % busy and
               os.listdir(busy) == ["keep.txt"], err.strip())
+    meta = dict(common.st.File(path).metadata, version="2")
+    common.st.write(path + ".v2", common.st.read(path)[0], meta)
+    rc, err = run_export(path + ".v2", os.path.join(tmp, "x4"))
+    rep.check("refuses a file version it does not know", rc == 1 and err ==
+              "export: %s.v2: __metadata__ \"version\" '2' is not \"1\" or \"1.1\" (a newer file than this "
+              "exporter reads)\n" % path, err.strip())
+    t = make_model.make_tensors(halves)
+    t["layers.1.ffn.w_up"][3, 5] = np.nan
+    make_model.write_model(path + ".nan", t, halves)
+    rc, err = run_export(path + ".nan", os.path.join(tmp, "x5"))
+    rep.check("a NaN weight: refused by name, no directory left", rc == 1 and err ==
+              "export: %s.nan: the weights of 'model.layers.1.mlp.up_proj.weight' hold NaN or Inf: the model is "
+              "broken, there is nothing to export\n" % path and
+              not os.path.exists(os.path.join(tmp, "x5")), err.strip())
     rc, err = run_export("/nonexistent/m.safetensors", os.path.join(tmp, "x3"))
     rep.check("a missing file: one line, exit 1", rc == 1 and err ==
               "export: /nonexistent/m.safetensors: No such file or directory\n", err.strip())
