@@ -510,8 +510,8 @@ def _regex_ok(rx):
         return False
 
 
-def tokenizer_json(m):
-    """-> (tokenizer.json dict, tokenizer_config.json dict, config ids) or (None, why)."""
+def model_tokenizer(m):
+    """The model's tokenizer as Hugging Face files: tokenizer_files() of its metadata and tensors."""
     if m.tokenizer is None:
         return None, None
     try:
@@ -522,9 +522,15 @@ def tokenizer_json(m):
         return None, ("a %s tokenizer has no merge list for tokenizer.json (a tiktoken rank file converts with "
                       "tools/convert.py --tokenizer, or use the model's original tokenizer.json)" % t.get("type"))
     ranks = _tok_tensor(m, "tokenizer.ranks")
-    merges = _tok_tensor(m, "tokenizer.merges") or b""
     if ranks is None:
         return None, "no tensor tokenizer.ranks"
+    return tokenizer_files(t, ranks, _tok_tensor(m, "tokenizer.merges") or b"", int(m.c["max_seq_len"]))
+
+
+def tokenizer_files(t, ranks, merges, max_seq_len):
+    """A "bpe" tokenizer (docs/format.md section 5: metadata dict t, the bytes of tokenizer.ranks
+    and tokenizer.merges) -> ((tokenizer.json dict, tokenizer_config.json dict, config.json's
+    bos/eos ids), None), or (None, why it cannot be written)."""
     byte_level = bool(t.get("byte_level"))
     u = bytes_to_unicode() if byte_level else None
     added = {a["id"]: a for a in t.get("added_tokens") or []}
@@ -563,7 +569,9 @@ def tokenizer_json(m):
             return None, "normalizer step %r" % (s,)
     pre = []
     for s in t.get("pre_tokenizer") or []:
-        if isinstance(s, str) or "regex" in s:
+        if s in ({"regex": "\\p{N}"}, {"regex": "\\p{N}+"}):   # how convert.py writes HF's Digits
+            pre.append({"type": "Digits", "individual_digits": s["regex"] == "\\p{N}"})
+        elif isinstance(s, str) or "regex" in s:
             rx, behavior, invert = (s, "Isolated", False) if isinstance(s, str) else \
                 (s["regex"], s.get("behavior", "Isolated"), s.get("invert", False))
             if not isinstance(rx, str) or not _regex_ok(rx):
@@ -611,7 +619,7 @@ def tokenizer_json(m):
     every = dict(text)
     every.update({i: a["content"] for i, a in added.items()})
     tc = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
-          "model_max_length": int(m.c["max_seq_len"])}
+          "model_max_length": max_seq_len}
     bos = t.get("bos_id", -1)
     eos = t.get("eos_ids") or ([t["eos_id"]] if t.get("eos_id", -1) >= 0 else [])
     if bos >= 0:
@@ -671,7 +679,7 @@ def export(args):
     cfg["torch_dtype"] = TORCH_NAMES[st_dtype]
     tok = None
     if not args.no_tokenizer:
-        tok, why = tokenizer_json(m)
+        tok, why = model_tokenizer(m)
         if why:
             notes.append("tokenizer not written: " + why)
         elif tok is not None:

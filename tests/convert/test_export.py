@@ -319,6 +319,47 @@ def test_tokenizer(rep, tmp):
               "export: note: tokenizer not written: a tiktoken tokenizer has no merge list" in err, err.strip())
 
 
+def test_tokenizer_components(rep):
+    """Each tokenizer.json component convert.py reads comes back from tokenizer_files() as a
+    tokenizer.json that convert.py reads into the same tokenizer (metadata and tensors)."""
+    import convert
+    import test_tokenizer_json as tj
+    sp = tj.SP
+    split = {"type": "Split", "pattern": {"Regex": tj.LLAMA3_RX}, "behavior": "Isolated", "invert": False}
+    cases = [
+        ("byte-level, GPT-2's ByteLevel", tj.byte_level_json()),
+        ("byte-level, Split + ByteLevel (Llama-3)", tj.byte_level_json(pre={"type": "Sequence", "pretokenizers": [
+            split, {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]})),
+        ("byte-level, Digits + Split Removed inverted", tj.byte_level_json(pre={"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "Split", "pattern": {"String": "x"}, "behavior": "Removed", "invert": True},
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]})),
+        ("SentencePiece-style (Llama-2: Prepend, Replace, byte fallback, Fuse, Strip)", tj.sp_json()),
+        ("SentencePiece-style, NFC and Metaspace", tj.sp_json(
+            normalizer={"type": "NFC"},
+            pre={"type": "Metaspace", "replacement": sp, "prepend_scheme": "first", "split": False},
+            decoder={"type": "Metaspace", "replacement": sp, "prepend_scheme": "first", "split": False})),
+    ]
+    for label, src in cases:
+        tensors, meta = convert.hf_tokenizer_to_bpe(src, {"bos_token_id": 1, "eos_token_id": 2})
+        tensors = dict(tensors)
+        files, why = export.tokenizer_files(meta, tensors["tokenizer.ranks"], tensors.get("tokenizer.merges", b""), 64)
+        if why:
+            rep.check("tokenizer round trip: " + label, False, why)
+            continue
+        t2, m2 = convert.hf_tokenizer_to_bpe(json.loads(json.dumps(files[0])), files[2])
+        rep.check("tokenizer round trip: " + label, dict(t2) == tensors and m2 == meta,
+                  "%s vs %s" % (m2, meta) if m2 != meta else "tensors differ")
+
+
+    # a possessive x{n,m}+ (tiktoken's reading) means (?:x{n,m})+ to Oniguruma: not written
+    tensors, meta = convert.hf_tokenizer_to_bpe(tj.byte_level_json(), {})
+    meta["pre_tokenizer"] = ["\\p{N}{1,3}+"] + meta["pre_tokenizer"]
+    rep.check("tokenizer with a possessive x{n,m}+ split: not written, with the reason",
+              export.tokenizer_files(meta, dict(tensors)["tokenizer.ranks"], b"", 64) ==
+              (None, "the split regex '\\\\p{N}{1,3}+' reads differently in Hugging Face tokenizers"))
+
+
 def test_refusals(rep, tmp):
     halves = dict(BASE, rope="halves")
     refusal(rep, tmp, "dint", make_model.PRESETS["dint"],
@@ -445,6 +486,7 @@ def main():
         test_dtypes(rep, tmp)
         test_hf_round_trip(rep, tmp)
         test_tokenizer(rep, tmp)
+        test_tokenizer_components(rep)
         test_refusals(rep, tmp)
         test_transformers(rep, tmp)
     finally:
