@@ -34,11 +34,15 @@ What changes on the way, and stays the same model:
     Motif's subln is one vector for all heads.  These columns are rounded once to the output type.
   - Q8 and Q4 weight matrices are dequantized (scale * q, exact in f32); --dtype auto writes F32
     for them, and for a file that mixes float types; a file all BF16 (or all F16) stays so.
+  - With YaRN, max_position_embeddings is written as factor * original_max_position_embeddings
+    when that is a whole number: some transformers releases take the factor from that ratio.
+  - The exported num_key_value_heads may be larger than the checkpoint a file was converted from
+    had, where the file's head counts need it (each KV group must read one K1, K2 and V head).
 What is refused, naming what the target lacks: standard attention, DINT, Shared-DIFF (qk_rank >
 0), token lambda (lambda_mode token_sigmoid), ffn_bias, an MLP the target does not have (PolyNorm
 for diffllama, SwiGLU for motif), head_norm false or "group", v_head_dim other than 2 * head_dim,
-rope "none" or a partial rope_dim, a lambda_init other than the target's formula, and for
-diffllama a head_norm_eps other than norm_eps.
+rope "none" or a partial rope_dim, a lambda_init other than the target's formula (head_scale
+"none" with lambda_init 1 too), and for diffllama a head_norm_eps other than norm_eps.
 
 A tiktoken tokenizer ("type": "tiktoken") has no merge list to write as tokenizer.json and is
 left out, as is a BPE tokenizer whose pieces Hugging Face would read differently; the chat

@@ -209,6 +209,11 @@ def test_dtypes(rep, tmp):
     f = common.st.File(os.path.join(tmp, "dt_bf16", "model.safetensors")) if rc == 0 else None
     rep.check("--dtype auto: a BF16 file exports as BF16", f is not None and
               {f.dtype(n) for n in f.names()} == {"BF16"}, err.strip())
+    make_model.make_model(path + ".f16", gqa, "f16")
+    rc, err = run_export(path + ".f16", os.path.join(tmp, "dt_f16"))
+    f = common.st.File(os.path.join(tmp, "dt_f16", "model.safetensors")) if rc == 0 else None
+    rep.check("--dtype auto: an F16 file exports as F16", f is not None and
+              {f.dtype(n) for n in f.names()} == {"F16"}, err.strip())
     make_model.write_quantized_file(path, path + ".q8", "q8")
     rc, err = run_export(path + ".q8", os.path.join(tmp, "dt_q8"))
     ok = rc == 0
