@@ -44,9 +44,11 @@ for diffllama, SwiGLU for motif), head_norm false or "group", v_head_dim other t
 rope "none" or a partial rope_dim, a lambda_init other than the target's formula (head_scale
 "none" with lambda_init 1 too), and for diffllama a head_norm_eps other than norm_eps.
 
-A tiktoken tokenizer ("type": "tiktoken") has no merge list to write as tokenizer.json and is
-left out, as is a BPE tokenizer whose pieces Hugging Face would read differently; the chat
-template (metadata "chat") is not written.  Each omission is said on stderr.
+The chat template (metadata "chat") goes to tokenizer_config.json as a Jinja template that
+renders what dintattn_chat_format writes (with the BOS token first when the model has one, and a
+post-processor in tokenizer.json that puts BOS first as the engine does).  A tiktoken tokenizer
+("type": "tiktoken") has no merge list to write as tokenizer.json and is left out, as is a BPE
+tokenizer whose pieces Hugging Face would read differently.  Each omission is said on stderr.
 Errors are one line on stderr ("export: ..."), exit 1; nothing is left in OUTDIR.
 """
 
@@ -630,11 +632,54 @@ def tokenizer_files(t, ranks, merges, max_seq_len):
         ids["bos_token_id"] = bos
         if bos in every:
             tc["bos_token"] = every[bos]
+            # the engine puts BOS first (dintattn_tokenizer_encode_prompt); HF does when the
+            # post-processor says so (convert.py does not read it back: the file's bos_id does it)
+            b = every[bos]
+            tj["post_processor"] = {
+                "type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": b, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"SpecialToken": {"id": b, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                         {"SpecialToken": {"id": b, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {b: {"id": b, "ids": [bos], "tokens": [b]}}}
     if eos:
         ids["eos_token_id"] = eos[0] if len(eos) == 1 else eos
         if eos[0] in every:
             tc["eos_token"] = every[eos[0]]
     return (tj, tc, ids), None
+
+
+def chat_template(chat, bos):
+    """The file's chat metadata (docs/format.md section 6) as a Jinja chat template that renders,
+    as transformers renders templates, what dintattn_chat_format writes, after {{ bos_token }}
+    when the model has a BOS (the engine puts it first; an HF chat prompt is tokenized without
+    special tokens).  -> (template text, None) or (None, why not)."""
+    roles = chat.get("roles") or {}
+    if "default_system" in chat and "system" not in roles:
+        return None, "a default system message without a system role"
+
+    def lit(v):   # a Jinja literal: JSON strings, lists and objects are Jinja's too
+        return json.dumps(v, ensure_ascii=False)
+    last = chat.get("last") or {}
+    parts = ["{%- set roles = " + lit(roles) + " -%}", "{%- set last = " + lit(last) + " -%}"]
+    if bos:
+        parts.append("{{- bos_token -}}")
+    if chat.get("begin"):
+        parts.append("{{- " + lit(chat["begin"]) + " -}}")
+    if "default_system" in chat:
+        parts.append("{%- if not messages or messages[0]['role'] != 'system' -%}"
+                     "{{- roles['system'][0] + " + lit(chat["default_system"]) + " + roles['system'][1] -}}"
+                     "{%- endif -%}")
+    parts.append("{%- for m in messages -%}"
+                 "{%- if m['role'] not in roles -%}"
+                 "{{- raise_exception('this chat template has no role ' + m['role']) -}}{%- endif -%}"
+                 "{%- set r = last[m['role']] if loop.last and m['role'] in last and "
+                 "(last[m['role']]|length < 3 or last[m['role']][2] not in m['content']) else roles[m['role']] -%}"
+                 "{{- r[0] + m['content'] + r[1] -}}"
+                 "{%- endfor -%}")
+    gen = lit(chat.get("generation_prompt", ""))
+    parts.append("{{- " + gen + " -}}" if chat.get("prompt_always") else
+                 "{%- if add_generation_prompt -%}{{- " + gen + " -}}{%- endif -%}")
+    return "".join(parts), None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -688,8 +733,17 @@ def export(args):
             notes.append("tokenizer not written: " + why)
         elif tok is not None:
             cfg.update(tok[2])
-    if m.chat is not None:
-        notes.append("chat template not written (tokenizer_config.json gets no chat_template)")
+    if m.chat is not None and tok is None:
+        notes.append("chat template not written: it goes to tokenizer_config.json, which comes with tokenizer.json")
+    elif m.chat is not None:
+        try:
+            text, why = chat_template(json.loads(m.chat), "bos_token" in tok[1])
+        except (ValueError, AttributeError, TypeError) as e:
+            text, why = None, "its \"chat\" metadata is malformed (%s)" % e
+        if why:
+            notes.append("chat template not written: " + why)
+        else:
+            tok[1]["chat_template"] = text
 
     out = args.outdir
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):

@@ -282,6 +282,15 @@ def test_tokenizer(rep, tmp):
     cfg = test_diffllama.base_cfg(vocab_size=special + 1, bos_token_id=special, eos_token_id=special)
     src = common.write_hf_dir(os.path.join(tmp, "tok"), cfg, test_diffllama.make(cfg, seed=6),
                               tokenizer=test_diffllama.tokenizer_json(vocab, merges, special))
+    try:
+        import jinja2  # noqa: F401  (convert.py reads chat templates with it)
+        chat = True
+        with open(os.path.join(src, "tokenizer_config.json"), "w") as f:
+            json.dump({"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "chat_template":
+                       "{{ bos_token }}{% for m in messages %}{{ m['role'] + ': ' + m['content'] + '<|endoftext|>' }}"
+                       "{% endfor %}{% if add_generation_prompt %}{{ 'assistant: ' }}{% endif %}"}, f)
+    except ImportError:
+        chat = False
     mid = src + ".safetensors"
     rc, err = inproc.run(src, mid)
     rc2, err2 = run_export(mid, src + ".out") if rc == 0 else (rc, err)
@@ -298,6 +307,13 @@ def test_tokenizer(rep, tmp):
     ma, mb = common.st.File(mid).metadata, common.st.File(back).metadata if rc == 0 else {}
     rep.check("BPE tokenizer: converted back, the same metadata",
               json.loads(ma["tokenizer"]) == json.loads(mb.get("tokenizer", "{}")), err.strip())
+    if chat:
+        rep.check("chat template: converted back, the same chat metadata", "chat" in ma and
+                  json.loads(ma["chat"]) == json.loads(mb.get("chat", "{}")), "%s vs %s" % (ma.get("chat"),
+                                                                                        mb.get("chat")))
+        rep.check("tokenizer.json: a post-processor puts BOS first, as the engine does",
+                  json.load(open(os.path.join(src + ".out", "tokenizer.json")))["post_processor"]["single"][0] ==
+                  {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}})
     ta, tb = common.st.read(mid)[0], common.st.read(back)[0] if rc == 0 else {}
     rep.check("BPE tokenizer: converted back, the same tokenizer tensors",
               all(k in tb and ta[k][1].tobytes() == tb[k][1].tobytes() for k in ta if k.startswith("tokenizer.")))
@@ -363,6 +379,43 @@ def test_tokenizer_components(rep):
     rep.check("tokenizer with a possessive x{n,m}+ split: not written, with the reason",
               export.tokenizer_files(meta, dict(tensors)["tokenizer.ranks"], b"", 64) ==
               (None, "the split regex '\\\\p{N}{1,3}+' reads differently in Hugging Face tokenizers"))
+
+
+def test_chat_templates(rep, tmp):
+    """Every template test_chat.py reduces: its chat metadata written back as a template by
+    export.chat_template renders, as transformers renders templates, what dintattn_chat_format
+    writes (test_chat.check_reduction on its held-out conversations), and reduces to the same
+    metadata."""
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        print("  note: no python3-jinja2: exported chat templates are not checked")
+        return
+    import convert
+    import test_chat
+    for k, (name, template, bos, eos, engine_bos, expect) in enumerate(test_chat.CASES):
+        if expect[0] == "refused":
+            continue
+        d = os.path.join(tmp, "chat%d" % k)
+        os.makedirs(d)
+        test_chat.tokenizer_config(d, template, bos, eos)
+        tok_meta = {"special_tokens": dict(test_chat.IDS),
+                    "bos_id": test_chat.IDS[bos] if (engine_bos and bos) else -1}
+        chat = convert.chat_metadata(d, tok_meta)
+        text, why = export.chat_template(chat, bool(engine_bos and bos))
+        if why:
+            rep.check("chat template %s: written" % name, False, why)
+            continue
+        d2 = d + ".out"
+        os.makedirs(d2)
+        test_chat.tokenizer_config(d2, text, bos, eos)
+        try:
+            again = convert.chat_metadata(d2, tok_meta)
+        except convert.ConvertError as e:
+            again = str(e)
+        rep.check("chat template %s: the export reduces to the same chat metadata" % name, again == chat,
+                  "" if again == chat else "%s vs %s" % (again, chat))
+        test_chat.check_reduction(rep, "chat template %s exported" % name, text, bos, eos, engine_bos, chat)
 
 
 def test_refusals(rep, tmp):
@@ -492,6 +545,7 @@ def main():
         test_hf_round_trip(rep, tmp)
         test_tokenizer(rep, tmp)
         test_tokenizer_components(rep)
+        test_chat_templates(rep, tmp)
         test_refusals(rep, tmp)
         test_transformers(rep, tmp)
     finally:
