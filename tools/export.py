@@ -60,15 +60,19 @@ import os
 import shutil
 import sys
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import make_model       # noqa: E402  (tools/make_model.py: the engine's Q8 / Q4 dequantization)
-import reference        # noqa: E402  (tools/reference.py: the config's defaults, docs/format.md section 2)
-import safetensors_io   # noqa: E402  (tools/safetensors_io.py)
+# --help works without numpy (a python3 that lacks it gets told which one to use instead)
+try:
+    import numpy as np
+    import make_model       # tools/make_model.py: the engine's Q8 / Q4 dequantization
+    import reference        # tools/reference.py: the config's defaults, docs/format.md section 2
+    import safetensors_io   # tools/safetensors_io.py
+    MISSING = None
+except ImportError as e:
+    MISSING = e
 
 LAYOUTS = ("diffllama", "motif")
 OUT_DTYPES = {"f32": "F32", "bf16": "BF16", "f16": "F16"}
@@ -788,6 +792,9 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if MISSING is not None:
+        sys.stderr.write("export: %s: run it with Debian's /usr/bin/python3 (python3-numpy)\n" % MISSING)
+        return 1
     try:
         layout, st_dtype, notes = export(args)
     except ExportError as e:

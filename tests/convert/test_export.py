@@ -513,6 +513,14 @@ def test_help(rep):
                        capture_output=True, text=True)
     rep.check("--help: real help on stdout, exit 0", p.returncode == 0 and p.stderr == "" and
               "--layout {auto,diffllama,motif}" in p.stdout and "What is refused" in p.stdout, p.stderr.strip())
+    # python3 -S has no site-packages, so no numpy: help still works, an export says which python to use
+    tool = os.path.join(common.ROOT, "tools", "export.py")
+    h = subprocess.run([common.PY, "-S", tool, "--help"], capture_output=True, text=True)
+    e = subprocess.run([common.PY, "-S", tool, "m.safetensors", "out"], capture_output=True, text=True)
+    rep.check("without numpy: --help works, an export names the python to use",
+              h.returncode == 0 and h.stdout == p.stdout and e.returncode == 1 and e.stderr ==
+              "export: No module named 'numpy': run it with Debian's /usr/bin/python3 (python3-numpy)\n",
+              e.stderr.strip())
 
 
 def test_transformers(rep, tmp):
