@@ -385,7 +385,8 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *model,
 DINTATTN_API void dintattn_session_free(dintattn_session *sess);
 /* Forgets every token: the next token is at position 0 again. */
 DINTATTN_API void dintattn_session_reset(dintattn_session *sess);
-/* Makes dst hold src's tokens (KV cache, DINT's running sums, position), so that dst continues
+/* Makes dst hold src's tokens (KV cache, DINT's running sums and what dintattn_session_truncate
+   rebuilds them from, position), so that dst continues
    exactly as src would: prefill a shared context once, then copy it into a session per
    continuation (examples/score's multiple choice does). Both sessions must be of the same model
    and KV cache type, and src's tokens must fit dst's context; dst keeps its own threads,
@@ -393,6 +394,28 @@ DINTATTN_API void dintattn_session_reset(dintattn_session *sess);
    tokens do not fit) and dst is unchanged. */
 DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const dintattn_session *src,
                                                    dintattn_error *err);
+/* Keeps the session's first n tokens (0 <= n <= dintattn_session_pos) and forgets the rest, so
+   that the next token is at position n: to take back generated tokens, edit a conversation's
+   last turn, or reuse a cached prompt's common prefix. The kept tokens' keys and values stay as
+   they are. DINT's running sums S also hold the forgotten tokens' attention, which no
+   subtraction takes back exactly, so a DINT session records the ids it ran and where each of
+   its steps began (a step: up to n_batch tokens of a prefill, or one decode), and copies S at
+   the last step boundary before each eighth of its context; truncating restores the nearest
+   copy at or below n and runs the tokens from there to n again in the steps they first ran in,
+   the last one cut at n (the hook and inspection see them again).
+   Costs, DINT only (other families: none): memory, at most 3.5 times S's (28 bytes per head and
+   position beside S's 8) and 5 bytes per position; time, copying S and a prefill of fewer than
+   n_ctx / 8 + n_batch tokens.
+   After it the session holds bit for bit what a new session of the same options (any threads)
+   fed the same steps cut at n holds: always for DINT, and for the other families where n ends a
+   step (after each decoded token, each n_batch-th token of a prompt, the end of each call).
+   Inside a prompt's step they keep the rows the whole step computed, which a shorter step
+   computes with other kernels: equal in all but the last bits with an f32 cache, while a bf16
+   or int8 cache can round such a key or value to its neighbouring step. A copy
+   (dintattn_session_copy) truncates as its source; one of a smaller n_batch runs the source's
+   longer steps in its own, not bit for bit. DINTATTN_ERR_ARG for another n (the session is
+   unchanged). */
+DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *sess, int n, dintattn_error *err);
 /* Number of tokens the session holds (the position of the next token). */
 DINTATTN_API int dintattn_session_pos(const dintattn_session *sess);
 /* The session's capacity in tokens. */
@@ -6249,6 +6272,10 @@ static const void *dintattn__cache_raw(const dintattn__cache *kv, int l, int h, 
 #endif
 static const size_t dintattn__solo_bytes = DINTATTN_SOLO_BYTES;
 #define DINTATTN__QB 128 /* prefill attention: queries per block */
+/* DINT's S kept for dintattn_session_truncate at the last step boundary before each of this many
+   parts of the context: a truncation runs at most a part and a step again, and the copies take
+   (this - 1) / 2 times S's memory (checkpoint i holds i parts of each row) */
+#define DINTATTN__S_CHECKPOINTS 8
 
 struct dintattn_session {
     const dintattn_model *model;
@@ -6259,6 +6286,12 @@ struct dintattn_session {
     void *block;                            /* every buffer below lives in this one allocation */
     dintattn__cache k1, k2, v;              /* keys of both maps, values */
     double *S;                              /* DINT: [n_layers][H][n_ctx] running column sums of A1 */
+    /* DINT, for dintattn_session_truncate: what rebuilds S at an earlier position */
+    int *ids;                               /* [n_ctx] the tokens run */
+    unsigned char *step_start;              /* [n_ctx] 1 where a dintattn__forward_chunk began */
+    int ckpt_every, n_ckpt;                 /* checkpoint i (1..n_ckpt) is the last step boundary <= i ckpt_every */
+    int *ckpt_pos;                          /* [n_ckpt + 1] its position (0: none, S is zero there) */
+    double *ckpt;                           /* checkpoint i: [n_layers][H][i ckpt_every] S's first ckpt_pos[i] columns */
     double *rope_cos, *rope_sin;            /* [n_ctx][d/2] */
     /* activations of up to n_batch rows */
     float *x, *xn;                          /* [n][D]: the residual stream, normed */
@@ -6308,6 +6341,14 @@ struct dintattn_session {
 static double *dintattn__S_row(const dintattn_session *s, int l, int i)
 {
     return s->S + ((size_t)l * (size_t)s->model->cfg.n_heads + (size_t)i) * (size_t)s->n_ctx;
+}
+
+/* Row (l, h) of DINT's checkpoint i (dintattn_session_truncate) */
+static double *dintattn__ckpt_row(const dintattn_session *s, int i, int l, int h)
+{
+    const size_t H = (size_t)s->model->cfg.n_heads, K = (size_t)s->ckpt_every;
+    return s->ckpt + (size_t)s->model->cfg.n_layers * H * K * ((size_t)i * (size_t)(i - 1) / 2) +
+           ((size_t)l * H + (size_t)h) * K * (size_t)i;
 }
 
 /* --- docs/format.md section 1, step by step ------------------------------------------------------ */
@@ -6806,6 +6847,15 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         DINTATTN__CARVE(s->kvp, float, s->kvt_ld && B > 1 ? (size_t)DINTATTN__KV_PTILE * (d > dv ? d : dv) : 0);
     }
     DINTATTN__CARVE(s->S, double, dint ? DINTATTN__MUL3(Lr, T, (size_t)c->n_heads) : 0);
+    /* checkpoint i holds i ckpt_every columns of each row: ckpt_every n_ckpt (n_ckpt + 1) / 2 in all */
+    s->ckpt_every = (int)((T + DINTATTN__S_CHECKPOINTS - 1) / DINTATTN__S_CHECKPOINTS);
+    s->n_ckpt = dint ? (int)((T - 1) / (size_t)s->ckpt_every) : 0;
+    DINTATTN__CARVE(s->ids, int, dint ? T : 0);
+    DINTATTN__CARVE(s->step_start, unsigned char, dint ? T : 0);
+    DINTATTN__CARVE(s->ckpt_pos, int, dint ? (size_t)s->n_ckpt + 1 : 0);
+    DINTATTN__CARVE(s->ckpt, double,
+                    dintattn__mul(DINTATTN__MUL3(Lr, (size_t)c->n_heads, (size_t)s->ckpt_every),
+                                  (size_t)s->n_ckpt * ((size_t)s->n_ckpt + 1) / 2, overflow));
     DINTATTN__CARVE(s->rope_cos, double, dintattn__mul(T, half, overflow));
     DINTATTN__CARVE(s->rope_sin, double, dintattn__mul(T, half, overflow));
     DINTATTN__CARVE(s->x, float, dintattn__mul(B, (size_t)c->dim, overflow));
@@ -7062,6 +7112,7 @@ DINTATTN_API void dintattn_session_reset(dintattn_session *s)
 {
     const dintattn_config *c = &s->model->cfg;
     if (s->S) memset(s->S, 0, sizeof(double) * (size_t)c->n_layers * (size_t)c->n_heads * (size_t)s->n_ctx);
+    if (s->ckpt_pos) memset(s->ckpt_pos, 0, sizeof(int) * ((size_t)s->n_ckpt + 1));
     s->pos = 0;
 }
 
@@ -7107,6 +7158,21 @@ DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const 
                     memcpy(to, dintattn__S_row(src, l, i), sizeof(double) * (size_t)src->pos);
                     memset(to + src->pos, 0, sizeof(double) * (size_t)(dst->n_ctx - src->pos));
                 }
+        if (dst->ids) { /* what truncating needs: the tokens, their steps, and checkpoints of S */
+            memcpy(dst->ids, src->ids, sizeof(int) * (size_t)src->pos);
+            memcpy(dst->step_start, src->step_start, (size_t)src->pos);
+            for (i = 1; i <= dst->n_ckpt; i++) { /* src's nearest at or below each of dst's multiples */
+                const int at = i * dst->ckpt_every;
+                int j, best = 0, h;
+                for (j = 1; at < src->pos && j <= src->n_ckpt; j++)
+                    if (src->ckpt_pos[j] <= at && src->ckpt_pos[j] > src->ckpt_pos[best]) best = j;
+                dst->ckpt_pos[i] = best ? src->ckpt_pos[best] : 0;
+                for (l = 0; best && l < c->n_layers; l++)
+                    for (h = 0; h < c->n_heads; h++)
+                        memcpy(dintattn__ckpt_row(dst, i, l, h), dintattn__ckpt_row(src, best, l, h),
+                               sizeof(double) * (size_t)dst->ckpt_pos[i]);
+            }
+        }
         dst->pos = src->pos;
     }
     dintattn__ok(err);
@@ -8214,6 +8280,27 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
     dintattn__products(s, n, p, 1);
 }
 
+/* DINT, before a step of n tokens at pos: S at pos becomes the checkpoint of every multiple of
+   ckpt_every the step passes (pos is the last boundary before it), and the step's tokens and
+   start are recorded, so that dintattn_session_truncate can run them again as they ran. */
+static void dintattn__record_step(dintattn_session *s, const int *tokens, int n)
+{
+    const dintattn_config *c = &s->model->cfg;
+    const int a = s->pos, K = s->ckpt_every;
+    int i, l, h;
+    if (!s->ids) return;
+    for (i = (a + K - 1) / K; i <= s->n_ckpt && i * K < a + n; i++) {
+        if (i == 0 || s->ckpt_pos[i] == a) continue; /* zero, or already S at pos */
+        for (l = 0; l < c->n_layers; l++)
+            for (h = 0; h < c->n_heads; h++)
+                memcpy(dintattn__ckpt_row(s, i, l, h), dintattn__S_row(s, l, h), sizeof(double) * (size_t)a);
+        s->ckpt_pos[i] = a;
+    }
+    if (tokens != s->ids + a) memcpy(s->ids + a, tokens, sizeof(int) * (size_t)n);
+    s->step_start[a] = 1;
+    memset(s->step_start + a + 1, 0, (size_t)n - 1);
+}
+
 /* Runs n <= n_batch tokens; writes logits of all rows (all) or of the last row to `logits`. */
 static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int n, float *logits, int all)
 {
@@ -8222,6 +8309,7 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
     const int D = c->dim, V = c->vocab_size;
     dintattn__product head;
     int t, l;
+    dintattn__record_step(s, tokens, n);
     for (t = 0; t < n; t++)
         s->k->w[m->tok_embeddings.type].to_f32(&m->tok_embeddings, (size_t)tokens[t] * (size_t)D, (size_t)D,
                                                s->x + (size_t)t * D);
@@ -8268,6 +8356,41 @@ DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *s, const int *to
 DINTATTN_API dintattn_result dintattn_decode(dintattn_session *s, int token, float *logits, dintattn_error *err)
 {
     return dintattn_prefill(s, &token, 1, logits, 0, err);
+}
+
+DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *s, int n, dintattn_error *err)
+{
+    if (!s) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_truncate: NULL session");
+    if (n < 0 || n > s->pos)
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_truncate: n = %d is outside [0, %d], the tokens the session holds "
+                              "(dintattn_session_pos): pass an n in that range",
+                              n, s->pos);
+    if (s->S && n < s->pos) {
+        const dintattn_config *c = &s->model->cfg;
+        int i, best = 0, l, h;
+        for (i = 1; i <= s->n_ckpt; i++) { /* the nearest checkpoint at or below n; the others past n go */
+            if (s->ckpt_pos[i] > n) s->ckpt_pos[i] = 0;
+            else if (s->ckpt_pos[i] > s->ckpt_pos[best]) best = i;
+        }
+        for (l = 0; l < c->n_layers; l++)
+            for (h = 0; h < c->n_heads; h++) {
+                double *row = dintattn__S_row(s, l, h);
+                const int p = best ? s->ckpt_pos[best] : 0;
+                if (p) memcpy(row, dintattn__ckpt_row(s, best, l, h), sizeof(double) * (size_t)p);
+                memset(row + p, 0, sizeof(double) * (size_t)(s->pos - p));
+            }
+        s->pos = best ? s->ckpt_pos[best] : 0;
+        while (s->pos < n) { /* the recorded steps again, the last one cut at n */
+            int end = s->pos + 1;
+            while (end < n && !s->step_start[end]) end++;
+            if (end - s->pos > s->n_batch) end = s->pos + s->n_batch; /* a step of a copied session's longer batch */
+            dintattn__forward_chunk(s, s->ids + s->pos, end - s->pos, NULL, 0);
+        }
+    }
+    s->pos = n;
+    dintattn__ok(err);
+    return DINTATTN_OK;
 }
 
 DINTATTN_API double dintattn_logprob_of(const float *logits, int n_vocab, int token)
