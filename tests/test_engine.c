@@ -2603,6 +2603,456 @@ static void test_long_prompt_runs_in_linear_memory(void **state)
     free(b);
 }
 
+/* --- dintattn_session_truncate ------------------------------------------------------------------ */
+
+/* A truncated session against a new one fed the first n tokens in other steps: a step's rows
+   depend on its length (rows under 8 tokens, panels, sgemm, blocks of queries), so where the
+   truncation keeps rows a longer step computed (a family without S, cut inside a prompt's step)
+   only the engine's agreement between step layouts holds: the logits with an f32 cache
+   (observed 2.4e-6; against a new session fed one prefill, TOL_SELF: observed 4.2e-6), DINT's S
+   against one prefill (observed 7.8e-7), and with a bf16 or int8 cache, where a key a step
+   computes in other last bits can round to the neighbouring step (observed 1.0e-2, Q8 weights
+   and cache; test_prefill_attention_paths_agree allows as much) */
+#define TOL_TRUNCATE 5e-6
+#define TOL_TRUNCATE_SUMS 2e-6
+#define TOL_TRUNCATE_ROUNDED 2e-2
+
+/* Feeds the history the truncation tests use, up to n tokens: a prefill of the first `prompt`
+   ids (in steps of the session's n_batch), then one decode each; with n below the whole history
+   it is the same steps cut at n. */
+static void feed_history(dintattn_session *s, const int *ids, int prompt, int n)
+{
+    dintattn_error err;
+    int i;
+    if (n > 0 && dintattn_prefill(s, ids, n < prompt ? n : prompt, NULL, 0, &err) != DINTATTN_OK)
+        fail_msg("prefill: %s", err.message);
+    for (i = prompt; i < n; i++)
+        if (dintattn_decode(s, ids[i], NULL, &err) != DINTATTN_OK) fail_msg("decode: %s", err.message);
+    assert_int_equal(dintattn_session_pos(s), n);
+}
+
+/* Continues a session: tail[0..n_tail) as one prefill (every row's logits), then `last` decoded;
+   out gets n_tail + 1 rows. */
+static void continue_with(dintattn_session *s, const int *tail, int n_tail, int last, float *out)
+{
+    const size_t V = (size_t)dintattn_model_config(s->model)->vocab_size;
+    dintattn_error err;
+    if (n_tail > 0 && dintattn_prefill(s, tail, n_tail, out, 1, &err) != DINTATTN_OK) fail_msg("prefill: %s", err.message);
+    if (dintattn_decode(s, last, out + (size_t)n_tail * V, &err) != DINTATTN_OK) fail_msg("decode: %s", err.message);
+}
+
+/* DINT's running sums S of two sessions of one model (both NULL for other families): the
+   largest difference over the first `cols` columns of every row, relative to max(1, |b|) */
+static double sums_error(const dintattn_session *a, const dintattn_session *b, int cols)
+{
+    const dintattn_config *c = dintattn_model_config(a->model);
+    double worst = 0, scale = 1;
+    int l, h, j;
+    assert_true(!a->S == !b->S);
+    for (l = 0; a->S && l < c->n_layers; l++)
+        for (h = 0; h < c->n_heads; h++) {
+            const double *x = dintattn__S_row(a, l, h), *y = dintattn__S_row(b, l, h);
+            for (j = 0; j < cols; j++) {
+                const double d = fabs(x[j] - y[j]);
+                if (!(d <= worst)) worst = d;
+                if (fabs(y[j]) > scale) scale = fabs(y[j]);
+            }
+        }
+    return worst / scale;
+}
+
+/* As sums_error, bit for bit: fails naming the first row that differs */
+static void expect_same_sums(const dintattn_session *a, const dintattn_session *b, int cols, const char *what,
+                             const char *name, int n)
+{
+    const dintattn_config *c = dintattn_model_config(a->model);
+    int l, h;
+    assert_true(!a->S == !b->S);
+    for (l = 0; a->S && l < c->n_layers; l++)
+        for (h = 0; h < c->n_heads; h++)
+            if (memcmp(dintattn__S_row(a, l, h), dintattn__S_row(b, l, h), sizeof(double) * (size_t)cols))
+                fail_msg("%s, %s, n = %d: S of layer %d head %d differs", name, what, n, l, h);
+}
+
+/* One model's truncations (see test_truncate_then_continue_equals_fresh); ref: the float64
+   reference's logits of ids[0..N), or NULL. worst[3 k + 0], for cache type kvs[k]: the logits
+   against a session fed the same steps cut at n where they may differ, worst[3 k + 1]: against
+   one fed the first n tokens by one prefill, worst[3 k + 2]: DINT's S against that one. */
+static void check_truncation(const char *name, const dintattn_model *m, dintattn_precision prec, const int *ids, int N,
+                             const float *ref, double *worst)
+{
+    static const dintattn_kv_type kvs[] = {DINTATTN_KV_F32, DINTATTN_KV_BF16, DINTATTN_KV_Q8};
+    const dintattn_config *c = dintattn_model_config(m);
+    const size_t V = (size_t)c->vocab_size;
+    const int dint = c->attention == DINTATTN_ATTN_DINT, prompt = N * 2 / 3;
+    const int cuts[] = {0, 1, prompt / 2, 4, 5, prompt, prompt + 1, N};
+    float *la = (float *)malloc(sizeof(float) * V * (size_t)(N + 1)), *lb = (float *)malloc(sizeof(float) * V * (size_t)(N + 1));
+    int k, b, i;
+    assert_true(la && lb && prompt + 1 < N && N + 1 <= c->max_seq_len);
+    for (k = 0; k < 3; k++)
+        for (b = 0; b < 2; b++)
+            for (i = 0; i < (int)(sizeof cuts / sizeof cuts[0]); i++) {
+                const int n = cuts[i], rows = N - n + 1;
+                const int f32 = kvs[k] == DINTATTN_KV_F32;
+                const double tol = f32 ? TOL_TRUNCATE : TOL_TRUNCATE_ROUNDED, tol_prefill = f32 ? TOL_SELF : TOL_TRUNCATE_ROUNDED;
+                const double tol_sums = f32 ? TOL_TRUNCATE_SUMS : TOL_TRUNCATE_ROUNDED;
+                dintattn_session *ta = test_session_kv(m, 0, b ? 4 : 0, 2, prec, kvs[k]);
+                dintattn_session *fb = test_session_kv(m, 0, b ? 4 : 0, 1, prec, kvs[k]);
+                dintattn_session *fc = test_session_kv(m, 0, 0, 1, prec, kvs[k]);
+                /* the same steps cut at n: every n at or after the prompt, or on n_batch's multiples */
+                const int exact = dint || n >= prompt || n % ta->n_batch == 0;
+                dintattn_error err;
+                char what[96];
+                double e;
+                snprintf(what, sizeof what, "kv %s, n_batch %d", dintattn_kv_name(kvs[k]), ta->n_batch);
+                feed_history(ta, ids, prompt, N);
+                if (dintattn_session_truncate(ta, n, &err) != DINTATTN_OK) fail_msg("truncate: %s", err.message);
+                assert_int_equal(dintattn_session_pos(ta), n);
+                feed_history(fb, ids, prompt, n);
+                if (n > 0 && dintattn_prefill(fc, ids, n, NULL, 0, &err) != DINTATTN_OK) fail_msg("prefill: %s", err.message);
+                if (dint) {
+                    expect_same_sums(ta, fb, ta->n_ctx, what, name, n);
+                    e = sums_error(ta, fc, ta->n_ctx);
+                    if (ref && !(e <= tol_sums))
+                        fail_msg("%s, %s, n = %d: S's relative error %.3g > %.3g against one prefill", name, what, n, e, tol_sums);
+                    if (ref && e > worst[3 * k + 2]) worst[3 * k + 2] = e;
+                }
+                continue_with(ta, ids + n, N - n, ids[0], la);
+                continue_with(fb, ids + n, N - n, ids[0], lb);
+                if (exact && memcmp(la, lb, sizeof(float) * V * (size_t)rows))
+                    fail_msg("%s, %s, n = %d: logits after truncating differ from a new session's fed the same steps",
+                             name, what, n);
+                e = rel_error(la, lb, V * (size_t)rows);
+                if (!(e <= tol)) fail_msg("%s, %s, n = %d: relative error %.3g > %.3g against the same steps", name, what, n, e, tol);
+                if (!exact && e > worst[3 * k]) worst[3 * k] = e;
+                if (dint) expect_same_sums(ta, fb, ta->n_ctx, "after continuing", name, n);
+                if (ref && kvs[k] == DINTATTN_KV_F32 && n < N)
+                    expect_close("truncated, then the rest", name, la, ref + (size_t)n * V, V * (size_t)(N - n), TOL_REFERENCE);
+                continue_with(fc, ids + n, N - n, ids[0], lb);
+                e = rel_error(la, lb, V * (size_t)rows);
+                if (ref && !(e <= tol_prefill))
+                    fail_msg("%s, %s, n = %d: relative error %.3g > %.3g against one prefill", name, what, n, e, tol_prefill);
+                if (ref && e > worst[3 * k + 1]) worst[3 * k + 1] = e;
+                dintattn_session_free(ta);
+                dintattn_session_free(fb);
+                dintattn_session_free(fc);
+            }
+    free(la);
+    free(lb);
+}
+
+/* Truncate to n then feed more == a new session fed the first n tokens in the same steps (the
+   history's prefill cut at n, then its decodes) then the same: DINT's S bit for bit right after
+   the truncation and after continuing, the logits bit for bit for DINT (whose truncation runs the
+   cut step again) and wherever n is a step boundary, else within TOL_TRUNCATE (an f32 cache) or
+   TOL_TRUNCATE_ROUNDED; so also against a session fed the first n tokens by one prefill (DINT's
+   S within TOL_TRUNCATE_SUMS with an f32 cache); and the continuation against the
+   float64 reference. Every fixture (families, v1.1 options), the three cache types, n_batch 4
+   and the default, n from 0 to the whole history including mid-step; Q8 and Q4 weights on the
+   converted fixtures; the suite's kernel level. */
+static void test_truncate_then_continue_equals_fresh(void **state)
+{
+    static const dintattn_weights quant[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4};
+    double worst[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int f, w, k, dints = 0;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        float *ref = read_logits(&fx[f], ".logits", m);
+        dints += dintattn_model_config(m)->attention == DINTATTN_ATTN_DINT;
+        check_truncation(fx[f].name, m, DINTATTN_PRECISION_AUTO, fx[f].ids, fx[f].n, ref, worst);
+        free(ref);
+        dintattn_model_free(m);
+    }
+    for (f = 0; f < n_conv; f++)
+        for (w = 0; w < 2; w++) {
+            dintattn_model *m = load_fixture_as(conv[f].name, DINTATTN_QK_AUTO, quant[w]);
+            check_truncation(conv[f].name, m, DINTATTN_PRECISION_AUTO, conv[f].ids, conv[f].n, NULL, worst);
+            dintattn_model_free(m);
+        }
+    assert_true(n_fx >= 20 && dints >= 5 && n_conv >= 2);
+    for (k = 0; k < 3; k++)
+        print_message("truncate, kv %s: logits against the same steps cut mid-step %.3g, against one prefill %.3g; "
+                      "S against one prefill %.3g\n",
+                      dintattn_kv_name((dintattn_kv_type)k), worst[3 * k], worst[3 * k + 1], worst[3 * k + 2]);
+}
+
+/* Rows the attention hook saw: how many, and their first and last positions */
+typedef struct rows_seen {
+    int rows, lo, hi;
+} rows_seen;
+
+static void count_rows(void *user, int layer, int head, int pos, const float *w, int n_keys)
+{
+    rows_seen *r = (rows_seen *)user;
+    (void)layer, (void)head, (void)w, (void)n_keys;
+    if (r->rows == 0 || pos < r->lo) r->lo = pos;
+    if (r->rows == 0 || pos > r->hi) r->hi = pos;
+    r->rows++;
+}
+
+/* Truncates s to n and returns the rows its attention ran meanwhile (the hook sees them) */
+static rows_seen truncate_counting(dintattn_session *s, int n)
+{
+    rows_seen r = {0, 0, 0};
+    dintattn_error err;
+    dintattn_session_set_attn_hook(s, count_rows, &r);
+    if (dintattn_session_truncate(s, n, &err) != DINTATTN_OK) fail_msg("truncate: %s", err.message);
+    dintattn_session_set_attn_hook(s, NULL, NULL);
+    assert_int_equal(dintattn_session_pos(s), n);
+    return r;
+}
+
+/* DINT's truncation runs again only the tokens from the nearest checkpoint of S at or below n:
+   a context of 32 has checkpoints at the last step boundary at or before 4, 8, .. 28, so with
+   steps of 4 and then decodes it runs exactly the tokens from the multiple of 4 below n, and
+   never a part and a step's worth or more, whatever n; a family without S runs nothing. */
+static void test_truncate_runs_from_the_nearest_checkpoint(void **state)
+{
+    dintattn_model *m = load_fixture("dint_softmax_f32", DINTATTN_QK_AUTO), *std = load_fixture("standard_gqa_halves_f32", DINTATTN_QK_AUTO);
+    const dintattn_config *c = dintattn_model_config(m);
+    const int heads = c->n_layers * c->n_heads, N = 26, prompt = 20;
+    int ids[26], i, n;
+    dintattn_session *s = test_session(m, 32, 4, 1), *t = test_session(std, 32, 4, 1);
+    rows_seen r;
+    (void)state;
+    assert_int_equal(c->max_seq_len, 32);
+    assert_int_equal(s->ckpt_every, 4);
+    assert_int_equal(s->n_ckpt, 7);
+    for (i = 0; i < N; i++) ids[i] = (i * 7 + 3) % 61; /* both models' vocabularies hold 61 */
+    assert_true(c->vocab_size >= 61 && dintattn_model_config(std)->vocab_size >= 61);
+    feed_history(s, ids, prompt, N);
+    r = truncate_counting(s, 22); /* from the checkpoint at 20: the decodes at 20 and 21 */
+    assert_int_equal(r.rows, 2 * heads);
+    assert_int_equal(r.lo, 20);
+    assert_int_equal(r.hi, 21);
+    r = truncate_counting(s, 9); /* from 8, the start of the prompt's step [8, 12) cut at 9 */
+    assert_int_equal(r.rows, heads);
+    assert_int_equal(r.lo, 8);
+    r = truncate_counting(s, 9); /* n = pos: nothing */
+    assert_int_equal(r.rows, 0);
+    r = truncate_counting(s, 0);
+    assert_int_equal(r.rows, 0);
+    for (i = 0; i < c->n_layers * c->n_heads * s->n_ctx; i++) assert_true(s->S[i] == 0.0);
+    for (n = 0; n < N; n++) {
+        dintattn_session_reset(s);
+        feed_history(s, ids, prompt, N);
+        r = truncate_counting(s, n);
+        assert_int_equal(r.rows, n % 4 * heads);
+        assert_true(r.rows < (s->ckpt_every + s->n_batch) * heads);
+        feed_history(t, ids, prompt, N);
+        r = truncate_counting(t, n);
+        assert_int_equal(r.rows, 0);
+        dintattn_session_reset(t);
+    }
+    dintattn_session_free(s);
+    dintattn_session_free(t);
+    dintattn_model_free(m);
+    dintattn_model_free(std);
+}
+
+/* Truncating again after continuing a truncated session: the steps it holds are the history cut
+   at the first n, then its new steps, cut at the second; the same as a new session fed those.
+   Every DINT fixture, f32 and int8 caches, bit for bit (S and logits). */
+static void test_truncate_again_after_continuing(void **state)
+{
+    static const dintattn_kv_type kvs[] = {DINTATTN_KV_F32, DINTATTN_KV_Q8};
+    int f, k, checked = 0;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const dintattn_config *c = dintattn_model_config(m);
+        const size_t V = (size_t)c->vocab_size;
+        int ids[20], more[8], i;
+        float *la = (float *)malloc(sizeof(float) * V * 4), *lb = (float *)malloc(sizeof(float) * V * 4);
+        assert_true(la && lb);
+        if (c->attention != DINTATTN_ATTN_DINT || c->max_seq_len < 22) {
+            free(la), free(lb);
+            dintattn_model_free(m);
+            continue;
+        }
+        for (i = 0; i < 20; i++) ids[i] = (i * 11 + 5) % c->vocab_size;
+        for (i = 0; i < 8; i++) more[i] = (i * 13 + 2) % c->vocab_size;
+        for (k = 0; k < 2; k++) {
+            dintattn_session *a = test_session_kv(m, 0, 4, 2, DINTATTN_PRECISION_AUTO, kvs[k]);
+            dintattn_session *b = test_session_kv(m, 0, 4, 1, DINTATTN_PRECISION_AUTO, kvs[k]);
+            dintattn_error err;
+            feed_history(a, ids, 13, 16);                                         /* [0,4) .. [12,13), 13, 14, 15 */
+            assert_int_equal(dintattn_session_truncate(a, 10, &err), DINTATTN_OK); /* [8,12) cut at 10 */
+            assert_int_equal(dintattn_prefill(a, more, 6, NULL, 0, &err), DINTATTN_OK); /* [10,14), [14,16) */
+            for (i = 6; i < 8; i++) assert_int_equal(dintattn_decode(a, more[i], NULL, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_session_pos(a), 18);
+            assert_int_equal(dintattn_session_truncate(a, 15, &err), DINTATTN_OK); /* [14,16) cut at 15 */
+            assert_int_equal(dintattn_prefill(b, ids, 10, NULL, 0, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_prefill(b, more, 5, NULL, 0, &err), DINTATTN_OK);
+            expect_same_sums(a, b, a->n_ctx, dintattn_kv_name(kvs[k]), fx[f].name, 15);
+            continue_with(a, ids, 3, more[7], la);
+            continue_with(b, ids, 3, more[7], lb);
+            if (memcmp(la, lb, sizeof(float) * V * 4))
+                fail_msg("%s, kv %s: logits after truncating twice differ", fx[f].name, dintattn_kv_name(kvs[k]));
+            dintattn_session_free(a);
+            dintattn_session_free(b);
+        }
+        free(la), free(lb);
+        dintattn_model_free(m);
+        checked++;
+    }
+    assert_true(checked >= 5);
+}
+
+/* Checkpoints of S past the kept tokens are forgotten (by a truncation) or all of them (by a
+   reset), so that new tokens whose steps begin where old checkpoints were save their own S
+   there. A context of 24 and steps of 3 put checkpoints at 3, 6, 9 ..; every DINT fixture. */
+static void test_truncate_forgets_checkpoints_of_cut_tokens(void **state)
+{
+    int f, checked = 0;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const dintattn_config *c = dintattn_model_config(m);
+        int ids[15], more[8], i;
+        dintattn_session *a, *b;
+        dintattn_error err;
+        if (c->attention != DINTATTN_ATTN_DINT) {
+            dintattn_model_free(m);
+            continue;
+        }
+        for (i = 0; i < 15; i++) ids[i] = (i * 11 + 5) % c->vocab_size;
+        for (i = 0; i < 8; i++) more[i] = (i * 13 + 2) % c->vocab_size;
+        a = test_session(m, 24, 3, 1), b = test_session(m, 24, 3, 1);
+        assert_int_equal(a->ckpt_every, 3);
+        /* truncated: [0,3), [3,6) cut at 4, then [4,6), [6,9), [9,12) of new tokens, cut at 7 */
+        feed_history(a, ids, 15, 15);
+        assert_int_equal(dintattn_session_truncate(a, 4, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(a, more, 2, NULL, 0, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(a, more + 2, 6, NULL, 0, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_session_truncate(a, 7, &err), DINTATTN_OK);
+        feed_history(b, ids, 4, 4);
+        assert_int_equal(dintattn_prefill(b, more, 2, NULL, 0, &err), DINTATTN_OK);
+        assert_int_equal(dintattn_prefill(b, more + 2, 1, NULL, 0, &err), DINTATTN_OK);
+        expect_same_sums(a, b, a->n_ctx, "new tokens after a truncation", fx[f].name, 7);
+        /* reset: new tokens in steps [0,3), [3,6), cut at 4 */
+        dintattn_session_reset(a);
+        dintattn_session_reset(b);
+        feed_history(a, ids, 15, 15);
+        dintattn_session_reset(a);
+        feed_history(a, more, 6, 6);
+        assert_int_equal(dintattn_session_truncate(a, 4, &err), DINTATTN_OK);
+        feed_history(b, more, 4, 4);
+        expect_same_sums(a, b, a->n_ctx, "new tokens after a reset", fx[f].name, 4);
+        dintattn_session_free(a);
+        dintattn_session_free(b);
+        dintattn_model_free(m);
+        checked++;
+    }
+    assert_true(checked >= 5);
+}
+
+/* A copy truncates as its source would: dst (another context, so other checkpoints, and its
+   own threads) takes src's tokens, steps and checkpoints of S; truncated to n, it holds and
+   continues bit for bit as src truncated to n; of a smaller n_batch (src's steps run again in
+   its shorter ones), within the tolerances of other steps. Every fixture, f32 and bf16 caches;
+   and a copy into a session that held more tokens keeps none of its checkpoints. */
+static void test_truncate_after_copy_equals_truncating_the_source(void **state)
+{
+    static const dintattn_kv_type kvs[] = {DINTATTN_KV_F32, DINTATTN_KV_BF16};
+    int f, k, i;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const dintattn_config *c = dintattn_model_config(m);
+        const size_t V = (size_t)c->vocab_size;
+        const int N = fx[f].n, prompt = N * 2 / 3, cuts[] = {0, 3, prompt / 2 + 1, prompt, N - 1};
+        float *la = (float *)malloc(sizeof(float) * V * (size_t)(N + 1)), *lb = (float *)malloc(sizeof(float) * V * (size_t)(N + 1));
+        assert_true(la && lb);
+        for (k = 0; k < 2; k++)
+            for (i = 0; i < 5; i++) {
+                const int n = cuts[i], rows = N - n + 1;
+                dintattn_session *src = test_session_kv(m, 0, 4, 1, DINTATTN_PRECISION_AUTO, kvs[k]);
+                dintattn_session *dst = test_session_kv(m, N + 1, 4, 2, DINTATTN_PRECISION_AUTO, kvs[k]);
+                dintattn_session *small = test_session_kv(m, 0, 2, 1, DINTATTN_PRECISION_AUTO, kvs[k]);
+                dintattn_error err;
+                double e;
+                feed_history(src, fx[f].ids, prompt, N);
+                assert_int_equal(dintattn_session_copy(dst, src, &err), DINTATTN_OK);
+                assert_int_equal(dintattn_session_copy(small, src, &err), DINTATTN_OK);
+                assert_int_equal(dintattn_session_truncate(src, n, &err), DINTATTN_OK);
+                assert_int_equal(dintattn_session_truncate(dst, n, &err), DINTATTN_OK);
+                assert_int_equal(dintattn_session_truncate(small, n, &err), DINTATTN_OK);
+                expect_same_sums(dst, src, dst->n_ctx, "copy", fx[f].name, n);
+                continue_with(src, fx[f].ids + n, N - n, fx[f].ids[0], la);
+                continue_with(dst, fx[f].ids + n, N - n, fx[f].ids[0], lb);
+                if (memcmp(la, lb, sizeof(float) * V * (size_t)rows))
+                    fail_msg("%s, kv %s, n = %d: the copy's logits after truncating differ from the source's", fx[f].name,
+                             dintattn_kv_name(kvs[k]), n);
+                continue_with(small, fx[f].ids + n, N - n, fx[f].ids[0], lb);
+                e = rel_error(lb, la, V * (size_t)rows);
+                if (!(e <= (k ? TOL_TRUNCATE_ROUNDED : TOL_TRUNCATE)))
+                    fail_msg("%s, kv %s, n = %d: a copy of a smaller n_batch, truncated: relative error %.3g", fx[f].name,
+                             dintattn_kv_name(kvs[k]), n, e);
+                dintattn_session_free(src);
+                dintattn_session_free(dst);
+                dintattn_session_free(small);
+            }
+        if (c->attention == DINTATTN_ATTN_DINT) {
+            /* a copy into a session that held more tokens: none of its own checkpoints of S stay
+               (its steps [0,6), [6,20) put S at 6 into its checkpoints at 6 .. 18) */
+            dintattn_session *src = test_session(m, 0, 4, 1), *dst = test_session(m, 24, 16, 1);
+            int other[20];
+            dintattn_error err;
+            for (i = 0; i < 20; i++) other[i] = (i * 17 + 1) % c->vocab_size;
+            assert_int_equal(dintattn_prefill(dst, other, 6, NULL, 0, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_prefill(dst, other + 6, 14, NULL, 0, &err), DINTATTN_OK);
+            feed_history(src, fx[f].ids, 8, 8);
+            assert_int_equal(dintattn_session_copy(dst, src, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_session_truncate(dst, 7, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_session_truncate(src, 7, &err), DINTATTN_OK);
+            expect_same_sums(dst, src, dst->n_ctx, "copy into a longer session", fx[f].name, 7);
+            dintattn_session_free(src);
+            dintattn_session_free(dst);
+        }
+        free(la), free(lb);
+        dintattn_model_free(m);
+    }
+}
+
+/* n outside [0, pos] is refused with a message naming both, and the session is as it was (it
+   continues bit for bit as an untouched one); n = pos changes nothing; a NULL session is refused. */
+static void test_truncate_refuses_n_outside_the_session(void **state)
+{
+    dintattn_model *m = load_fixture("dint_mean_f16", DINTATTN_QK_AUTO);
+    const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
+    int ids[10] = {1, 5, 9, 2, 7, 3, 3, 8, 4, 6}, bad[3] = {-1, 8, 1 << 30}, i;
+    float *la = (float *)malloc(sizeof(float) * V * 3), *lb = (float *)malloc(sizeof(float) * V * 3);
+    dintattn_session *s = session(m, 4, 1), *same = session(m, 4, 1);
+    dintattn_error err;
+    char want[200];
+    (void)state;
+    assert_true(la && lb);
+    feed_history(s, ids, 5, 7);
+    feed_history(same, ids, 5, 7);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(dintattn_session_truncate(s, bad[i], &err), DINTATTN_ERR_ARG);
+        snprintf(want, sizeof want,
+                 "dintattn_session_truncate: n = %d is outside [0, 7], the tokens the session holds "
+                 "(dintattn_session_pos): pass an n in that range",
+                 bad[i]);
+        assert_string_equal(err.message, want);
+        assert_int_equal(dintattn_session_pos(s), 7);
+    }
+    assert_int_equal(dintattn_session_truncate(s, 7, &err), DINTATTN_OK);
+    assert_int_equal(dintattn_session_truncate(NULL, 0, &err), DINTATTN_ERR_ARG);
+    assert_string_equal(err.message, "dintattn_session_truncate: NULL session");
+    expect_same_sums(s, same, s->n_ctx, "refused", "dint_mean_f16", 7);
+    continue_with(s, ids + 7, 2, ids[9], la);
+    continue_with(same, ids + 7, 2, ids[9], lb);
+    assert_memory_equal(la, lb, sizeof(float) * V * 3);
+    dintattn_session_free(s);
+    dintattn_session_free(same);
+    free(la), free(lb);
+    dintattn_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2656,7 +3106,14 @@ int main(void)
         cmocka_unit_test(test_bad_calls_are_refused_without_side_effects),
         cmocka_unit_test(test_kernel_level_is_a_session_option),
         cmocka_unit_test(test_long_prompt_runs_in_linear_memory),
+        cmocka_unit_test(test_truncate_then_continue_equals_fresh),
+        cmocka_unit_test(test_truncate_runs_from_the_nearest_checkpoint),
+        cmocka_unit_test(test_truncate_again_after_continuing),
+        cmocka_unit_test(test_truncate_forgets_checkpoints_of_cut_tokens),
+        cmocka_unit_test(test_truncate_after_copy_equals_truncating_the_source),
+        cmocka_unit_test(test_truncate_refuses_n_outside_the_session),
     };
+    const char *only = getenv("TEST_ENGINE_ONLY"); /* a cmocka pattern, e.g. "test_truncate*": those alone */
     n_fx = read_fixtures(fx, 0);
     n_pairs = read_fixtures(pairs, 1);
     n_conv = read_converted(conv);
@@ -2664,5 +3121,6 @@ int main(void)
         fprintf(stderr, "no fixtures: run from the repository root\n");
         return 1;
     }
+    if (only) cmocka_set_test_filter(only);
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
