@@ -403,18 +403,18 @@ DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const 
    the last step boundary before each eighth of its context; truncating restores the nearest
    copy at or below n and runs the tokens from there to n again in the steps they first ran in,
    the last one cut at n (the hook and inspection see them again).
-   Costs, DINT only (other families: none): memory, at most 3.5 times S's (28 bytes per head and
-   position beside S's 8) and 5 bytes per position; time, copying S and a prefill of fewer than
-   n_ctx / 8 + n_batch tokens.
+   Costs, DINT only (other families: none): memory, 3.5 times S's with n_ctx rounded up to a
+   multiple of 8 (28 bytes per head and position beside S's 8) and 5 bytes per position; time,
+   copying S and a prefill of fewer than n_ctx / 8 (rounded up) + n_batch tokens.
    After it the session holds bit for bit what a new session of the same options (any threads)
    fed the same steps cut at n holds: always for DINT, and for the other families where n ends a
    step (after each decoded token, each n_batch-th token of a prompt, the end of each call).
    Inside a prompt's step they keep the rows the whole step computed, which a shorter step
    computes with other kernels: equal in all but the last bits with an f32 cache, while a bf16
    or int8 cache can round such a key or value to its neighbouring step. A copy
-   (dintattn_session_copy) truncates as its source; one of a smaller n_batch runs the source's
-   longer steps in its own, not bit for bit. DINTATTN_ERR_ARG for another n (the session is
-   unchanged). */
+   (dintattn_session_copy) truncates as its source; one of a smaller n_batch (which runs the
+   source's longer steps in its own), another precision or kernel level, not bit for bit.
+   DINTATTN_ERR_ARG for another n (the session is unchanged). */
 DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *sess, int n, dintattn_error *err);
 /* Number of tokens the session holds (the position of the next token). */
 DINTATTN_API int dintattn_session_pos(const dintattn_session *sess);
