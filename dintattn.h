@@ -334,8 +334,9 @@ DINTATTN_API size_t dintattn_model_owned_bytes(const dintattn_model *model);
 /* Parameters of the file's tensors (as stored: Shared-DIFF counts its factors). */
 DINTATTN_API long long dintattn_model_params(const dintattn_model *model);
 /* Bytes of an f32 KV cache (keys, values) and DINT's S that n_tokens positions hold: what a
-   session allocates per position, and what decoding a token reads at that context (see
-   dintattn_session_kv_bytes for the other cache types). */
+   session allocates per position (a DINT session also what dintattn_session_truncate keeps),
+   and what decoding a token reads at that context (see dintattn_session_kv_bytes for the other
+   cache types). */
 DINTATTN_API double dintattn_model_kv_bytes(const dintattn_model *model, int n_tokens);
 
 /* One tensor the model holds (dintattn_model_tensors). */
