@@ -262,6 +262,12 @@ typedef struct dintattn_session_options {
     dintattn_kernels kernels; /* the highest kernel level to use; 0 = AUTO */
     dintattn_precision precision; /* 0 = AUTO */
     dintattn_kv_type kv;          /* 0 = F32 */
+    /* Overrides of the session's dispatch plan (which unit runs each product), so that one machine
+       can run every road; 0 = what the session works out for the CPU: */
+    int tiles_min_tokens; /* Q8 / Q4 prompt chunks of this many tokens or more run on AMX's bf16 tiles
+                             where the session has them; 0 = 48 */
+    int bf16_dot;         /* FAST's BF16 prompts without tiles: 1 = on the bf16 panels, as where vdpbf16ps
+                             outruns the f32 FMA; -1 = widened on the f32 panels, as where it does not */
 } dintattn_session_options;
 
 typedef struct dintattn_model dintattn_model;
@@ -6278,6 +6284,49 @@ static const size_t dintattn__solo_bytes = DINTATTN_SOLO_BYTES;
    (this - 1) / 2 times S's memory (checkpoint i holds i parts of each row) */
 #define DINTATTN__S_CHECKPOINTS 8
 
+/* --- the dispatch plan: which unit runs a product, worked out once per session -------------------
+   A product of one weight type over a chunk of n tokens runs on one unit (the level's rows, sgemm,
+   f32 / bf16 / int8 panels, AMX's tiles) on activations in one form (DINTATTN__ACT_*). The answer
+   depends on the weight type, the chunk's size class, the precision, the kernel level and the CPU,
+   none of which changes while a session lives, so dintattn__plan_make works every answer out when
+   the session is made and the decoder and dintattn_session_prefill_unit only read them
+   (dintattn__route_of), as ggml reads its type traits. Tokens of several sequences in one step are
+   one chunk of that many tokens. */
+enum {
+    DINTATTN__N_ROWS,    /* fewer than DINTATTN__GEMM_MIN_TOKENS tokens (decode among them): rows */
+    DINTATTN__N_GEMM,    /* a prompt's chunk ... */
+    DINTATTN__N_LONG,    /* ... of plan.long_from tokens or more (where Q8 / Q4 may take AMX's tiles) */
+    DINTATTN__N_CLASSES
+};
+
+typedef struct dintattn__route {
+    int act;                                /* the activations' form (DINTATTN__ACT_*) */
+    dintattn_prefill_unit unit;             /* what runs the product */
+} dintattn__route;
+
+typedef struct dintattn__plan {
+    dintattn__route route[DINTATTN__W_COUNT][DINTATTN__N_CLASSES];
+    dintattn__route plain[DINTATTN__W_COUNT]; /* a prompt's product of a matrix too wide for the panels */
+    int long_from;                          /* the first chunk length of DINTATTN__N_LONG */
+    int x3;                                 /* BF16 prompts split f32 activations in three (dintattn__x3) */
+    int q_tiles;                            /* some Q8 / Q4 prompt runs on the tiles (dintattn__q_tiles) */
+    int prefill_f32;                        /* dintattn__prefill_f32's bits */
+    int f32_blocks;                         /* a prompt packs f32 activations' token blocks (xpf) */
+    int packs;                              /* a prompt packs panels (pack_ld) */
+} dintattn__plan;
+
+/* What the plan is worked out from */
+typedef struct dintattn__plan_in {
+    const dintattn__kernels *k;
+    dintattn_precision precision;
+    unsigned held;                          /* the model's held_types */
+    int n_batch;
+    int amx;                                /* Linux granted AMX's tiles (and the level allows them) */
+    int bf16;                               /* the CPU has AVX-512 BF16 */
+    int bf16_dot;                           /* its vdpbf16ps outruns the f32 FMA (dintattn__bf16_dot_pays) */
+    int q_tiles_min;                        /* dintattn__q_tiles' threshold */
+} dintattn__plan_in;
+
 struct dintattn_session {
     const dintattn_model *model;
     const dintattn__kernels *k;             /* chosen at creation */
@@ -6325,7 +6374,7 @@ struct dintattn_session {
     float *xpf;                             /* ... and f32 */
     unsigned char *pack;                    /* prefill: per thread, pack_ld bytes of a packed panel */
     int amx;                                /* bf16 products on AMX tiles (dintattn__gemm_unit_amx) */
-    int bf16_dot;                           /* dintattn__bf16_dot_pays(), asked once */
+    dintattn__plan plan;                    /* which unit runs each product (dintattn__plan_make) */
     double *psum;                           /* prefill: per thread, psum_ld doubles of f32 panels' sums */
     size_t psum_ld;
     size_t pack_ld;
@@ -6636,24 +6685,22 @@ static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
                      s->kvt ? s->kvt + (size_t)tid * s->kvt_ld : NULL, 1);
 }
 
-/* The activations a product's rows multiply (dintattn__products picks): f32 as they are, int8
+/* The activations a product's rows multiply (the session's plan picks): f32 as they are, int8
    (Q8/Q4 rows; precision AUTO or FAST), or rounded to bf16 (BF16 rows; precision FAST); on AMX
    tiles also f32 split exactly into three bf16 parts (dintattn__split_bf16x3; BF16 rows of a
    prompt at AUTO and EXACT), and on the f32 panels bf16 ones widened back to f32 (a prompt's
-   FAST products where vdpbf16ps does not outrun the f32 FMA): see dintattn__prompt_act. */
+   FAST products where vdpbf16ps does not outrun the f32 FMA): see dintattn__route_make. */
 enum { DINTATTN__ACT_F32, DINTATTN__ACT_INT8, DINTATTN__ACT_BF16, DINTATTN__ACT_BF16X3, DINTATTN__ACT_BF16_F32,
        DINTATTN__ACT_COUNT };
 
-static int dintattn__act_of(const dintattn_session *s, dintattn__wtype type)
+static int dintattn__act_of(const dintattn__plan_in *in, dintattn__wtype type)
 {
-    if (s->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
-    if (s->k->w[type].dotq) return DINTATTN__ACT_INT8;
-    return s->precision == DINTATTN_PRECISION_FAST && (type == DINTATTN__W_BF16 || type == DINTATTN__W_F16)
+    if (in->precision == DINTATTN_PRECISION_EXACT) return DINTATTN__ACT_F32;
+    if (in->k->w[type].dotq) return DINTATTN__ACT_INT8;
+    return in->precision == DINTATTN_PRECISION_FAST && (type == DINTATTN__W_BF16 || type == DINTATTN__W_F16)
                ? DINTATTN__ACT_BF16
                : DINTATTN__ACT_F32;
 }
-
-static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { return dintattn__act_of(s, M->type); }
 
 /* Whether a prompt's Q8 / Q4 products run on AMX's bf16 tiles (each weight rounded to bf16, times
    activations rounded to bf16) instead of int8 activations: at AUTO and FAST where the session has
@@ -6670,25 +6717,24 @@ static int dintattn__act(const dintattn_session *s, const dintattn__mat *M) { re
 #ifndef DINTATTN__Q_TILES_MIN
 #define DINTATTN__Q_TILES_MIN 48
 #endif
-static int dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN; /* the tests lower it to run small models' prompts on tiles */
 
-static int dintattn__q_tiles(const dintattn_session *s, int n)
+/* (the threshold is in->q_tiles_min: dintattn_session_options.tiles_min_tokens, or the above) */
+static int dintattn__q_tiles(const dintattn__plan_in *in, int n)
 {
-    return s->amx && s->precision != DINTATTN_PRECISION_EXACT && n >= dintattn__q_tiles_min;
+    return in->amx && in->precision != DINTATTN_PRECISION_EXACT && n >= in->q_tiles_min;
 }
 
 /* Whether a prompt's BF16 products multiply f32 activations split into three bf16 parts on AMX's
    tiles (dintattn__split_bf16x3; precision AUTO and EXACT where the session has tiles) */
-static int dintattn__x3(const dintattn_session *s)
+static int dintattn__x3(const dintattn__plan_in *in)
 {
-    return s->amx && s->precision != DINTATTN_PRECISION_FAST && s->n_batch > 1 &&
-           s->model->held_types >> DINTATTN__W_BF16 & 1u;
+    return in->amx && in->precision != DINTATTN_PRECISION_FAST && in->n_batch > 1 && in->held >> DINTATTN__W_BF16 & 1u;
 }
 
 /* Whether the level runs f32-activation products of `type` weights on its f32 panels */
-static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
+static int dintattn__f32_panels(const dintattn__plan_in *in, dintattn__wtype type)
 {
-    return s->k->panelf && s->k->w[type].packf;
+    return in->k->panelf && in->k->w[type].packf;
 }
 
 /* Whether this CPU's vdpbf16ps outruns its f32 FMA, so that bf16 activations pay on the bf16
@@ -6698,20 +6744,17 @@ static int dintattn__f32_panels(const dintattn_session *s, dintattn__wtype type)
    prompt on the bf16 panels 960 tok/s against 1430 on the f32 panels (the 2.7B 42.8 against
    56.2). examples/bench's peak and prefill measure both (--weights bf16 --precision fast; model
    from tools/make_model.py --preset bench-standard). A session asks once, when it is made (CPUID can
-   cost microseconds in a virtual machine); dintattn__bf16_dot_rule (-1: ask the CPU, 0 or 1) lets
-   the tests run both roads on one machine. */
-static int dintattn__bf16_dot_rule = -1;
-
+   cost microseconds in a virtual machine); dintattn_session_options.bf16_dot lets the tests run
+   both roads on one machine. */
 static int dintattn__bf16_dot_pays(void)
 {
 #ifdef DINTATTN__HAVE_X86
     unsigned a, b, c, d;
-    if (dintattn__bf16_dot_rule >= 0) return dintattn__bf16_dot_rule;
     if (!__builtin_cpu_supports("avx512bf16") || !__get_cpuid(0, &a, &b, &c, &d)) return 0;
     /* the vendor string, in EBX, EDX, ECX: "AuthenticAMD" or Hygon's "HygonGenuine" */
     return (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) || (b == 0x6f677948u && d == 0x6e65476eu && c == 0x656e6975u);
 #else
-    return dintattn__bf16_dot_rule > 0;
+    return 0;
 #endif
 }
 
@@ -6721,33 +6764,123 @@ static int dintattn__bf16_dot_pays(void)
    bf16 panels or rows: BF16 weights where there are no AMX tiles and vdpbf16ps does not outrun
    the FMA (or is missing). Not F16 weights, which FAST rounds to bf16 (the f32 panels widen them
    as they are), nor beside F32 weights, whose f32 activations the same token blocks hold. */
-static int dintattn__bf16_on_f32_panels(const dintattn_session *s, dintattn__wtype type)
+static int dintattn__bf16_on_f32_panels(const dintattn__plan_in *in, dintattn__wtype type)
 {
-    return type == DINTATTN__W_BF16 && !s->amx && !s->bf16_dot &&
-           dintattn__act_of(s, type) == DINTATTN__ACT_BF16 && dintattn__f32_panels(s, type) &&
-           !(s->model->held_types >> DINTATTN__W_F32 & 1u);
+    return type == DINTATTN__W_BF16 && !in->amx && !in->bf16_dot && dintattn__act_of(in, type) == DINTATTN__ACT_BF16 &&
+           dintattn__f32_panels(in, type) && !(in->held >> DINTATTN__W_F32 & 1u);
 }
 
 /* The held types whose matrices a prompt multiplies with f32 activations: bit 0 on the level's
    f32 panels (dintattn__gemm_unit), bit 1 by sgemm; with sgemm OpenBLAS's idle threads spin
    between calls, and attention stays on sgemm beside them (dintattn__attention). */
-static int dintattn__prefill_f32(const dintattn_session *s)
+static int dintattn__prefill_f32(const dintattn__plan_in *in)
 {
     int t, f = 0;
     for (t = 0; t < DINTATTN__W_COUNT; t++)
-        if (s->model->held_types >> t & 1u && dintattn__act_of(s, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
-            !(t == DINTATTN__W_BF16 && dintattn__x3(s))) /* BF16 on AMX tiles instead (dintattn__prompt_act) */
-            f |= dintattn__f32_panels(s, (dintattn__wtype)t) ? 1 : 2;
-        else if (s->model->held_types >> t & 1u && dintattn__bf16_on_f32_panels(s, (dintattn__wtype)t))
+        if (in->held >> t & 1u && dintattn__act_of(in, (dintattn__wtype)t) == DINTATTN__ACT_F32 &&
+            !(t == DINTATTN__W_BF16 && dintattn__x3(in))) /* BF16 on AMX tiles instead (dintattn__route_make) */
+            f |= dintattn__f32_panels(in, (dintattn__wtype)t) ? 1 : 2;
+        else if (in->held >> t & 1u && dintattn__bf16_on_f32_panels(in, (dintattn__wtype)t))
             f |= 1;
     return f;
 }
+
+/* Whether a prompt packs panels: f32 activations' on the f32 panels, int8 ones (Q8 / Q4 held),
+   FAST's bf16 ones (BF16 / F16 held), or three parts for the tiles; dintattn__session_layout gives
+   them their buffers */
+static int dintattn__plan_packs(const dintattn__plan_in *in)
+{
+    const unsigned int8 = 1u << DINTATTN__W_Q8 | 1u << DINTATTN__W_Q4, half = 1u << DINTATTN__W_BF16 | 1u << DINTATTN__W_F16;
+    return in->n_batch > 1 && (dintattn__prefill_f32(in) & 1 || in->held & int8 ||
+                               (in->precision == DINTATTN_PRECISION_FAST && in->held & half) || dintattn__x3(in));
+}
+
+/* Where a chunk of n tokens runs its products of `type` weights, and on which activations
+   (dintattn__act_of's, except that Q8/Q4 products on AMX tiles, dintattn__q_tiles, multiply bf16:
+   their weights rounded to bf16 as dintattn__pack_qb16 and dintattn__rows_bf16 convert them).
+   Fewer than DINTATTN__GEMM_MIN_TOKENS run on the level's rows; a prompt's products without
+   panels on rows (int8, bf16) or sgemm (f32). */
+static dintattn__route dintattn__route_make(const dintattn__plan_in *in, dintattn__wtype type, int n)
+{
+    const int f32_blocks = in->n_batch > 1 && dintattn__prefill_f32(in) & 1;
+    dintattn__route r;
+    r.act = dintattn__act_of(in, type);
+    r.unit = r.act == DINTATTN__ACT_F32 && n >= DINTATTN__GEMM_MIN_TOKENS ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    if (!dintattn__plan_packs(in) || n < DINTATTN__GEMM_MIN_TOKENS) return r;
+#ifdef DINTATTN__HAVE_AMX
+    /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
+       before the f32 sums; about 2x the f32 panels' prompt at 2.7B (examples/bench --weights
+       bf16 --precision exact, --kernels amx against avx512; docs/performance.md) */
+    if (r.act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && dintattn__x3(in)) {
+        r.act = DINTATTN__ACT_BF16X3, r.unit = DINTATTN_PREFILL_AMX_BF16X3;
+        return r;
+    }
+#endif
+    if (f32_blocks && dintattn__bf16_on_f32_panels(in, type)) {
+        r.act = DINTATTN__ACT_BF16_F32, r.unit = DINTATTN_PREFILL_F32_PANELS;
+        return r;
+    }
+    if (r.act == DINTATTN__ACT_F32 ? !f32_blocks || !dintattn__f32_panels(in, type) : !in->k->w[type].panel) return r;
+#ifdef DINTATTN__HAVE_X86
+    if (r.act == DINTATTN__ACT_BF16 && !in->bf16) return r;
+#endif
+#ifdef DINTATTN__HAVE_AMX
+    /* int8 sums scaled per block of 32 do not pay on tiles: each block's 16 x 16 sums leave the
+       tiles through memory to be scaled in vector registers, and a microbenchmark of that
+       (tdpbssd on blocks of 32) runs only 1.2-1.3x the VNNI panel: the core does not overlap
+       the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s, together
+       525-690, however far behind the tiles the scaling runs; with one 16 x 16 block's sums
+       scaled into registers 300-380 GMAC/s a core, the panel 294). Q8/Q4
+       prompts take the bf16 tiles instead (dintattn__q_tiles). */
+    if (r.act == DINTATTN__ACT_BF16 ? in->amx : r.act == DINTATTN__ACT_INT8 && dintattn__q_tiles(in, n)) {
+        r.act = DINTATTN__ACT_BF16, r.unit = DINTATTN_PREFILL_AMX_BF16;
+        return r;
+    }
+#endif
+    r.unit = r.act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
+             : r.act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
+                                           : DINTATTN_PREFILL_F32_PANELS;
+    return r;
+}
+
+/* Works out the session's plan: each weight type's route in each size class (a route depends on n
+   only through the class), and what the session's layout holds for them. */
+static void dintattn__plan_make(dintattn__plan *p, const dintattn__plan_in *in)
+{
+    int t;
+    memset(p, 0, sizeof *p);
+    p->long_from = in->q_tiles_min > DINTATTN__GEMM_MIN_TOKENS ? in->q_tiles_min : DINTATTN__GEMM_MIN_TOKENS;
+    for (t = 0; t < DINTATTN__W_COUNT; t++) {
+        p->route[t][DINTATTN__N_ROWS] = dintattn__route_make(in, (dintattn__wtype)t, 1);
+        p->route[t][DINTATTN__N_GEMM] = dintattn__route_make(in, (dintattn__wtype)t, DINTATTN__GEMM_MIN_TOKENS);
+        p->route[t][DINTATTN__N_LONG] = dintattn__route_make(in, (dintattn__wtype)t, p->long_from);
+        p->plain[t].act = dintattn__act_of(in, (dintattn__wtype)t);
+        p->plain[t].unit = p->plain[t].act == DINTATTN__ACT_F32 ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    }
+    p->x3 = dintattn__x3(in);
+    p->q_tiles = dintattn__q_tiles(in, INT_MAX);
+    p->prefill_f32 = dintattn__prefill_f32(in);
+    p->f32_blocks = in->n_batch > 1 && p->prefill_f32 & 1;
+    p->packs = dintattn__plan_packs(in);
+}
+
+/* The route of a chunk of n tokens' products of `type` weights */
+static const dintattn__route *dintattn__route_of(const dintattn_session *s, dintattn__wtype type, int n)
+{
+    return &s->plan.route[type][n < DINTATTN__GEMM_MIN_TOKENS ? DINTATTN__N_ROWS
+                                : n < s->plan.long_from       ? DINTATTN__N_GEMM
+                                                              : DINTATTN__N_LONG];
+}
+
+static int dintattn__on_amx(dintattn_prefill_unit u) { return u == DINTATTN_PREFILL_AMX_BF16 || u == DINTATTN_PREFILL_AMX_BF16X3; }
+/* ... on packed panels or tiles */
+static int dintattn__on_panels(dintattn_prefill_unit u) { return u != DINTATTN_PREFILL_ROWS && u != DINTATTN_PREFILL_SGEMM; }
 
 /* Whether a chunk of n tokens multiplies some matrix by sgemm (dintattn__products: f32 activations
    without f32 panels, DINTATTN__GEMM_MIN_TOKENS tokens or more) */
 static int dintattn__prefill_sgemm(const dintattn_session *s, int n)
 {
-    return n >= DINTATTN__GEMM_MIN_TOKENS && dintattn__prefill_f32(s) >> 1 & 1;
+    return n >= DINTATTN__GEMM_MIN_TOKENS && s->plan.prefill_f32 >> 1 & 1;
 }
 
 /* Attention of the chunk: one token's heads shared out on the pool (small caches on the caller
@@ -6884,9 +7017,9 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         const size_t q = held & int8 ? s->xq_ld : 0;
         /* bf16 rows: precision FAST's BF16/F16 products, and Q8/Q4 prompts on AMX (dintattn__q_tiles,
            for chunks of any length: the tests move the threshold) */
-        const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && dintattn__q_tiles(s, INT_MAX)) ? s->xq_ld : 0;
+        const size_t b = (s->precision == DINTATTN_PRECISION_FAST && held & half) || (q && s->plan.q_tiles) ? s->xq_ld : 0;
         /* ... and three parts of each (dintattn__x3) */
-        const int x3 = dintattn__x3(s);
+        const int x3 = s->plan.x3;
         const size_t Bx = B > 1 ? (B + 31) / 32 * 32 : B; /* AMX's blocks */
         DINTATTN__CARVE(s->xq, signed char, dintattn__mul(B, q, overflow));
         DINTATTN__CARVE(s->xq_s, float, dintattn__mul(B, q / 32, overflow));
@@ -6902,14 +7035,14 @@ static size_t dintattn__session_layout(dintattn_session *s, unsigned char *base,
         {
             const size_t Bq = (B + DINTATTN__GQ_NT - 1) / DINTATTN__GQ_NT, Bb = (B + DINTATTN__GB_NT - 1) / DINTATTN__GB_NT;
             const size_t Bf = (B + DINTATTN__GF_NT - 1) / DINTATTN__GF_NT;
-            const size_t f = B > 1 && dintattn__prefill_f32(s) & 1 ? s->xq_ld : 0;
+            const size_t f = s->plan.f32_blocks ? s->xq_ld : 0;
             DINTATTN__CARVE(s->xpq, int32_t, B > 1 ? DINTATTN__MUL3(Bq, q / 32, DINTATTN__GQ_X_BLOCK) : 0);
             DINTATTN__CARVE(s->xpb, uint32_t, B > 1 ? DINTATTN__MUL3(Bb, b / 2, DINTATTN__GB_NT) : 0);
             DINTATTN__CARVE(s->xpf, float, DINTATTN__MUL3(Bf, f, DINTATTN__GF_NT));
             /* every block's sums of a panel wider than a span (dintattn__gemm_unit_f32) */
             s->psum_ld = f > DINTATTN__F32_SPAN ? dintattn__mul(Bf, DINTATTN__PANEL_F32 * DINTATTN__GF_NT, overflow) : 0;
             DINTATTN__CARVE(s->psum, double, dintattn__mul((size_t)s->n_threads, s->psum_ld, overflow));
-            s->pack_ld = B < 2 ? 0 : f ? dintattn__mul(s->xq_ld, 4 * DINTATTN__PANEL_F32, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
+            s->pack_ld = !s->plan.packs ? 0 : f ? dintattn__mul(s->xq_ld, 4 * DINTATTN__PANEL_F32, overflow) : q || b ? dintattn__mul(s->xq_ld, 64, overflow) : 0;
             if (x3 || (b && s->amx)) /* DINTATTN__AMX_GROUP bf16 panels on AMX (dintattn__gemm_unit_amx) */
                 s->pack_ld = dintattn__mul(s->xq_ld, 64 * DINTATTN__AMX_GROUP, overflow);
             DINTATTN__CARVE(s->pack, unsigned char, dintattn__mul((size_t)s->n_threads, s->pack_ld, overflow));
@@ -7049,6 +7182,10 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     if (opt && (opt->kv < DINTATTN_KV_F32 || opt->kv > DINTATTN_KV_Q8))
         return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_options.kv %d is not a dintattn_kv_type",
                               (int)opt->kv);
+    if (opt && (opt->tiles_min_tokens < 0 || opt->bf16_dot < -1 || opt->bf16_dot > 1))
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_options: tiles_min_tokens %d must be >= 0 and bf16_dot %d -1, 0 or 1 "
+                              "(0: the session decides)", opt->tiles_min_tokens, opt->bf16_dot);
     s = (dintattn_session *)dintattn__calloc(1, sizeof *s);
     if (!s) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory");
     s->model = m;
@@ -7059,10 +7196,21 @@ DINTATTN_API dintattn_result dintattn_session_new(const dintattn_model *m, const
     s->amx = (!opt || opt->kernels == DINTATTN_KERNELS_AUTO || opt->kernels == DINTATTN_KERNELS_AMX) &&
              s->k->level == DINTATTN_KERNELS_AVX512 && __builtin_cpu_supports("avx512bf16") && dintattn__amx_ready();
 #endif
-    s->bf16_dot = dintattn__bf16_dot_pays();
     s->n_ctx = opt && opt->n_ctx ? opt->n_ctx : m->cfg.max_seq_len;
     s->n_batch = opt && opt->n_batch ? opt->n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
+    { /* the plan, before the layout that holds its buffers */
+        dintattn__plan_in in;
+        in.k = s->k, in.precision = s->precision, in.held = m->held_types, in.n_batch = s->n_batch, in.amx = s->amx;
+#ifdef DINTATTN__HAVE_X86
+        in.bf16 = __builtin_cpu_supports("avx512bf16");
+#else
+        in.bf16 = 0;
+#endif
+        in.bf16_dot = opt && opt->bf16_dot ? opt->bf16_dot > 0 : dintattn__bf16_dot_pays();
+        in.q_tiles_min = opt && opt->tiles_min_tokens ? opt->tiles_min_tokens : DINTATTN__Q_TILES_MIN;
+        dintattn__plan_make(&s->plan, &in);
+    }
     s->n_threads = opt && opt->n_threads ? opt->n_threads : 1;
     s->tile_elems = s->n_batch > 1 ? dintattn__tile_elems(&m->cfg) : 0;
     { /* the widest input of a product */
@@ -7236,7 +7384,6 @@ DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_a
    Y rows stride ldy), into y, or for the Q/K projections into y64 (double; never added to). For
    one token only (n = 1, into y, not added to), with swiglu_up: y = silu(M x + bias) * (swiglu_up
    x + swiglu_up_bias), each unit of rows by the level's SwiGLU kernel. */
-enum { DINTATTN__ON_ROWS, DINTATTN__ON_PANELS, DINTATTN__ON_AMX }; /* see dintattn__prompt_act */
 
 typedef struct dintattn__product {
     const dintattn__mat *M;
@@ -7247,8 +7394,8 @@ typedef struct dintattn__product {
     float *y;
     double *y64;
     int ldx, ldy, add;
-    int act;                                /* set by dintattn__products: x as f32, int8 or bf16 ... */
-    int where;                              /* ... and where a prompt's product runs (DINTATTN__ON_*) */
+    int act;                                /* set by dintattn__products from the plan: x as f32, int8 or bf16 ... */
+    dintattn_prefill_unit unit;             /* ... and what runs the product */
 } dintattn__product;
 
 static dintattn__product dintattn__product_f32(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy,
@@ -7565,7 +7712,7 @@ static int dintattn__unit_panels(const dintattn_session *s, const dintattn__prod
 {
     const int panels = (p->M->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
     /* groups only where every thread still gets two units or more */
-    return p->where == DINTATTN__ON_AMX && panels >= 2 * s->n_threads * DINTATTN__AMX_GROUP ? DINTATTN__AMX_GROUP : 1;
+    return dintattn__on_amx(p->unit) && panels >= 2 * s->n_threads * DINTATTN__AMX_GROUP ? DINTATTN__AMX_GROUP : 1;
 }
 
 /* The rows of one unit of p's panels */
@@ -7768,7 +7915,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     unit_rows = dintattn__unit_rows(s, p);
     r0 = (int)(unit - job->first[k]) * unit_rows;
 #ifdef DINTATTN__HAVE_AMX
-    if (p->where == DINTATTN__ON_AMX) { /* bf16 panels of any type but F32 */
+    if (dintattn__on_amx(p->unit)) { /* bf16 panels of any type but F32 */
         dintattn__gemm_unit_amx(s, p, (unsigned char *)panel, r0, dintattn__unit_panels(s, p), job->n);
         return;
     }
@@ -7794,81 +7941,27 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     }
 }
 
-/* Where a chunk of n prompt tokens runs its products of `type` weights, one home for the choice:
-   returns their activations (dintattn__act's, except that Q8/Q4 products on AMX tiles,
-   dintattn__q_tiles, multiply bf16: their weights rounded to bf16 as dintattn__pack_qb16 and
-   dintattn__rows_bf16 convert them) and sets *where: DINTATTN__ON_ROWS (int8, bf16) or sgemm (f32), _ON_PANELS (the level's
-   packed panels), _ON_AMX. Fewer than DINTATTN__GEMM_MIN_TOKENS run on the level's rows. */
-static int dintattn__prompt_act(const dintattn_session *s, dintattn__wtype type, int n, int *where)
+/* The plan's route for product p of n tokens, but for a matrix too wide for the panels' gathers
+   (int32 offsets) the route it would take without panels */
+static const dintattn__route *dintattn__product_route(const dintattn_session *s, const dintattn__product *p, int n)
 {
-    const int act = dintattn__act_of(s, type);
-    *where = DINTATTN__ON_ROWS;
-    if (!s->pack_ld || n < DINTATTN__GEMM_MIN_TOKENS) return act;
-#ifdef DINTATTN__HAVE_AMX
-    /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
-       before the f32 sums; about 2x the f32 panels' prompt at 2.7B (examples/bench --weights
-       bf16 --precision exact, --kernels amx against avx512; docs/performance.md) */
-    if (act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && dintattn__x3(s)) {
-        *where = DINTATTN__ON_AMX;
-        return DINTATTN__ACT_BF16X3;
-    }
-#endif
-    if (s->xpf && dintattn__bf16_on_f32_panels(s, type)) {
-        *where = DINTATTN__ON_PANELS;
-        return DINTATTN__ACT_BF16_F32;
-    }
-    if (act == DINTATTN__ACT_F32 ? !s->xpf || !dintattn__f32_panels(s, type) : !s->k->w[type].panel) return act;
-#ifdef DINTATTN__HAVE_X86
-    if (act == DINTATTN__ACT_BF16 && !__builtin_cpu_supports("avx512bf16")) return act;
-#endif
-    *where = DINTATTN__ON_PANELS;
-#ifdef DINTATTN__HAVE_AMX
-    /* int8 sums scaled per block of 32 do not pay on tiles: each block's 16 x 16 sums leave the
-       tiles through memory to be scaled in vector registers, and a microbenchmark of that
-       (tdpbssd on blocks of 32) runs only 1.2-1.3x the VNNI panel: the core does not overlap
-       the tile work with the vector scaling (alone 860-1240 and 1760-1900 GOP/s, together
-       525-690, however far behind the tiles the scaling runs; with one 16 x 16 block's sums
-       scaled into registers 300-380 GMAC/s a core, the panel 294). Q8/Q4
-       prompts take the bf16 tiles instead (dintattn__q_tiles). */
-    if (act == DINTATTN__ACT_BF16 ? s->amx : act == DINTATTN__ACT_INT8 && dintattn__q_tiles(s, n)) {
-        *where = DINTATTN__ON_AMX;
-        return DINTATTN__ACT_BF16;
-    }
-#endif
-    return act;
-}
-
-/* Whether product p of n tokens runs on packed panels (or tiles), with its activations and
-   p->where set (DINTATTN__ON_ROWS when it does not) */
-static int dintattn__gemm_takes(const dintattn_session *s, dintattn__product *p, int n)
-{
-    const size_t row_bytes = dintattn__mat_bytes(p->M) / (size_t)p->M->rows;
-    int where, act;
-    p->where = DINTATTN__ON_ROWS;
-    act = dintattn__prompt_act(s, p->M->type, n, &where);
-    if (where == DINTATTN__ON_ROWS) return 0;
-    if (row_bytes > 0x7FFFFFFF / 16 || (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16) return 0; /* gathers' int32 offsets */
-    p->act = act;
-    p->where = where;
-    return 1;
+    const dintattn__route *r = dintattn__route_of(s, p->M->type, n);
+    if (dintattn__on_panels(r->unit) && (dintattn__mat_bytes(p->M) / (size_t)p->M->rows > 0x7FFFFFFF / 16 ||
+                                         (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16))
+        return &s->plan.plain[p->M->type];
+    return r;
 }
 
 DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *s, const char *type,
                                                            dintattn_prefill_unit *out, dintattn_error *err)
 {
-    int t, where, act;
+    int t;
     if (!s || !out) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_prefill_unit: NULL argument");
     for (t = 0; t < DINTATTN__W_COUNT && (!type || strcmp(type, dintattn__wtypes[t].name)); t++) {}
     if (t == DINTATTN__W_COUNT)
         return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",
                               type ? type : "(null)");
-    act = dintattn__prompt_act(s, (dintattn__wtype)t, s->n_batch, &where);
-    if (where == DINTATTN__ON_AMX) *out = act == DINTATTN__ACT_BF16X3 ? DINTATTN_PREFILL_AMX_BF16X3 : DINTATTN_PREFILL_AMX_BF16;
-    else if (where == DINTATTN__ON_PANELS)
-        *out = act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
-               : act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
-                                           : DINTATTN_PREFILL_F32_PANELS;
-    else *out = act == DINTATTN__ACT_F32 && s->n_batch >= DINTATTN__GEMM_MIN_TOKENS ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    *out = dintattn__route_of(s, (dintattn__wtype)t, s->n_batch)->unit;
     return DINTATTN_OK;
 }
 
@@ -7968,11 +8061,12 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
     DINTATTN_ASSERT(count <= 8);
     gj.first[0] = 0;
     for (k = 0; k < count; k++) {
-        int panels;
+        const dintattn__route *route = dintattn__product_route(s, &p[k], n);
+        const int panels = dintattn__on_panels(route->unit);
         q[k] = p[k];
         DINTATTN_ASSERT(!q[k].swiglu_up || (n == 1 && !q[k].y64 && !q[k].add));
-        q[k].act = dintattn__act(s, p[k].M);
-        panels = dintattn__gemm_takes(s, &q[k], n);
+        q[k].act = route->act;
+        q[k].unit = route->unit;
         if ((q[k].act != DINTATTN__ACT_F32 || panels) && q[k].x != prepared[q[k].act]) {
             /* the batch's products share one input of each kind: quantized, rounded or packed once */
             dintattn__act_job aj;
@@ -7981,10 +8075,10 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
             /* the panels' token blocks; AMX reads the bf16 rows as they are (an input's products
                of one kind of activations run in one place) */
-            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld && q[k].where != DINTATTN__ON_AMX;
+            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld && !dintattn__on_amx(q[k].unit);
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
 #ifdef DINTATTN__HAVE_AMX
-            if (panels && q[k].where == DINTATTN__ON_AMX && dintattn__amx_rows_a(q[k].act, n)) { /* as B tiles */
+            if (panels && dintattn__on_amx(q[k].unit) && dintattn__amx_rows_a(q[k].act, n)) { /* as B tiles */
                 dintattn__amx_tokens_job tj;
                 tj.s = s, tj.n = n, tj.cols = q[k].M->cols;
                 dintattn__pool_run(&s->pool, (n + 15) / 16, dintattn__amx_tokens_unit, &tj);
@@ -7992,7 +8086,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
 #endif
             prepared[q[k].act] = q[k].x;
         }
-        if (n >= DINTATTN__GEMM_MIN_TOKENS && q[k].act == DINTATTN__ACT_F32 && !panels) { /* sgemm */
+        if (q[k].unit == DINTATTN_PREFILL_SGEMM) {
             dintattn__gemm(s, n, &q[k]);
             for (t = 0; q[k].bias && t < n; t++)
                 for (r = 0; r < q[k].M->rows; r++) q[k].y[(size_t)t * q[k].ldy + r] += q[k].bias[r];

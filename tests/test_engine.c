@@ -1422,7 +1422,7 @@ static void test_bf16_activations(void **state)
             for (road = 0; road < 2; road++) {
                 float *d, *c;
                 double e;
-                dintattn__bf16_dot_rule = road;
+                test_session_base.bf16_dot = road ? 1 : -1;
                 a[road] = run_p(m, conv[f].ids, conv[f].n, conv[f].n, 0, 1, F);
                 d = run_p(m, conv[f].ids, conv[f].n, 1, 0, 3, F);
                 c = run_p(m, conv[f].ids, conv[f].n, 3, 0, 1, F);
@@ -1434,7 +1434,7 @@ static void test_bf16_activations(void **state)
                 expect_close("bf16 chunks of 3", conv[f].name, c, a[road], n, 2e-3);
                 free(d), free(c);
             }
-            dintattn__bf16_dot_rule = -1;
+            test_session_base.bf16_dot = 0;
             /* the same products either way, summed in another order: far closer than bf16's
                rounding moves them. Not to 1e-5 on every model: where a sum lands next to a
                rounding boundary of bf16, the order flips that activation by one bf16 step
@@ -1558,19 +1558,20 @@ static void test_prefill_unit(void **state)
     assert_int_equal(dintattn_session_prefill_unit(e, "q4", &u, &err), DINTATTN_OK);
     assert_int_equal(u, DINTATTN_PREFILL_SGEMM);
     /* AUTO: int8 activations on the int8 panels (AVX2 and AVX-512; the rows below), and on AMX's bf16 tiles
-       for chunks of dintattn__q_tiles_min tokens or more: this model's context (32) holds fewer
-       than the default 48, so a session of it reports the tiles only with the threshold lowered */
+       for chunks of DINTATTN__Q_TILES_MIN tokens or more: this model's context (32) holds fewer than
+       the default 48, so a session of it reports the tiles only with the threshold lowered
+       (dintattn_session_options.tiles_min_tokens) */
     assert_int_equal(dintattn_session_n_ctx(a), 32);
-    assert_true(dintattn__q_tiles_min > 32);
+    assert_true(DINTATTN__Q_TILES_MIN > 32);
     assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
     assert_int_equal(u, int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
-    dintattn__q_tiles_min = 32;
-    assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, amx ? DINTATTN_PREFILL_AMX_BF16 : int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
-    dintattn__q_tiles_min = 33;
-    assert_int_equal(dintattn_session_prefill_unit(a, "q8", &u, &err), DINTATTN_OK);
-    assert_int_equal(u, int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
-    dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN;
+    test_session_base.tiles_min_tokens = 32;
+    assert_int_equal(prompt_unit(m, DINTATTN_WEIGHTS_Q8, DINTATTN_PRECISION_AUTO),
+                     amx ? DINTATTN_PREFILL_AMX_BF16 : int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    test_session_base.tiles_min_tokens = 33;
+    assert_int_equal(prompt_unit(m, DINTATTN_WEIGHTS_Q8, DINTATTN_PRECISION_AUTO),
+                     int8 ? DINTATTN_PREFILL_INT8_PANELS : DINTATTN_PREFILL_ROWS);
+    test_session_base.tiles_min_tokens = 0;
     assert_int_equal(dintattn_session_prefill_unit(a, "f32", &u, &err), DINTATTN_OK);
     assert_int_equal(u, avx512 ? DINTATTN_PREFILL_F32_PANELS : DINTATTN_PREFILL_SGEMM);
     dintattn_session_free(e);
@@ -1593,7 +1594,7 @@ static void test_prefill_unit(void **state)
 #endif
     for (k = 0; k < 2; k++) {
         dintattn_session *b;
-        dintattn__bf16_dot_rule = k;
+        test_session_base.bf16_dot = k ? 1 : -1;
         b = test_session_p(m, 0, 0, 1, DINTATTN_PRECISION_FAST);
         assert_int_equal(dintattn_session_prefill_unit(b, "bf16", &u, &err), DINTATTN_OK);
         assert_int_equal(u, amx      ? DINTATTN_PREFILL_AMX_BF16
@@ -1602,7 +1603,7 @@ static void test_prefill_unit(void **state)
                             : bf16_dot ? DINTATTN_PREFILL_BF16_PANELS : DINTATTN_PREFILL_ROWS);
         dintattn_session_free(b);
     }
-    dintattn__bf16_dot_rule = -1;
+    test_session_base.bf16_dot = 0;
     dintattn_model_free(m);
 }
 
@@ -1630,7 +1631,7 @@ static float *run_level(const dintattn_model *m, const int *ids, int n, dintattn
    test_q8_tiles_beat_int8_on_a_trained_model); a prompt in chunks of 8 (tiles again) agrees with
    one prefill of it; decode keeps int8 activations, so it is at most as far from the prompt as
    both are from EXACT. Without tiles, FAST is AUTO for these weights, to the bit. The tiles take
-   chunks of dintattn__q_tiles_min tokens (48) or more, lowered to 8 here for these models' short
+   chunks of DINTATTN__Q_TILES_MIN tokens (48) or more, lowered to 8 here for these models' short
    contexts; at 48 a prompt of these models runs as a session without tiles runs it, to the bit. */
 static void test_q8_q4_prompts_on_tiles(void **state)
 {
@@ -1645,7 +1646,7 @@ static void test_q8_q4_prompts_on_tiles(void **state)
                 const size_t n = (size_t)conv[f].n * (size_t)dintattn_model_config(m)->vocab_size;
                 float *t = run_level(m, conv[f].ids, conv[f].n, DINTATTN_KERNELS_AMX);
                 float *v = run_level(m, conv[f].ids, conv[f].n, DINTATTN_KERNELS_AVX512);
-                assert_true(conv[f].n < dintattn__q_tiles_min);
+                assert_true(conv[f].n < DINTATTN__Q_TILES_MIN);
                 assert_memory_equal(t, v, sizeof(float) * n);
                 free(t), free(v);
                 short_ok++;
@@ -1653,7 +1654,7 @@ static void test_q8_q4_prompts_on_tiles(void **state)
             dintattn_session_free(s);
             dintattn_model_free(m);
         }
-    dintattn__q_tiles_min = 8;
+    test_session_base.tiles_min_tokens = 8;
     for (f = 0; f < n_conv; f++)
         for (k = 0; k < 2; k++) {
             dintattn_model *m = load_weights(conv[f].name, how[k]);
@@ -1688,7 +1689,7 @@ static void test_q8_q4_prompts_on_tiles(void **state)
             free(exact), free(a), free(p), free(c), free(p8), free(d);
             dintattn_model_free(m);
         }
-    dintattn__q_tiles_min = DINTATTN__Q_TILES_MIN;
+    test_session_base.tiles_min_tokens = 0;
     assert_int_equal(tiles, amx);
     assert_int_equal(short_ok, amx);
 #ifdef DINTATTN__HAVE_AMX

@@ -40,15 +40,18 @@ TEST_HELPER dintattn_kernels test_kernels(void)
     return k;
 }
 
+/* What every session test_session_kv makes takes besides its arguments: a test sets the dispatch
+   overrides here (tiles_min_tokens, bf16_dot) around the runs that need them and zeroes them after. */
+TEST_HELPER dintattn_session_options test_session_base;
+
 /* A session of n_ctx tokens (0: the model's), n_batch, n_threads and precision, at the suite's
    kernel level, which it checks the session runs (or a lower one on a CPU without it). */
 TEST_HELPER dintattn_session *test_session_kv(const dintattn_model *m, int n_ctx, int n_batch, int n_threads,
                                              dintattn_precision precision, dintattn_kv_type kv)
 {
     dintattn_session *s = NULL;
-    dintattn_session_options so;
+    dintattn_session_options so = test_session_base;
     dintattn_error err;
-    memset(&so, 0, sizeof so);
     so.n_ctx = n_ctx;
     so.n_batch = n_batch;
     so.n_threads = n_threads;
