@@ -5565,6 +5565,8 @@ DINTATTN__BF16 static void dintattn__rows_bf16(const dintattn__mat *M, int r0, s
 
 #endif
 
+/* The level's bf16 rows for callers without a session (the kernel tests): the CPU and the weight
+   type asked per call, where a session's plan (dintattn__plan_make) asks once */
 static void dintattn__dotb44_avx512(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out)
 {
     if (!__builtin_cpu_supports("avx512bf16")) /* a read of what __builtin_cpu_init found */
@@ -6313,6 +6315,11 @@ typedef struct dintattn__plan {
     int prefill_f32;                        /* dintattn__prefill_f32's bits */
     int f32_blocks;                         /* a prompt packs f32 activations' token blocks (xpf) */
     int packs;                              /* a prompt packs panels (pack_ld) */
+    struct {                                /* per weight type: rows against bf16 activations, with
+                                               vdpbf16ps where the CPU has it, else its FMA stand-in */
+        void (*dotb)(const dintattn__mat *M, size_t r, const uint16_t *const *x, int nt, float *out);
+        void (*dotb44)(const dintattn__mat *M, size_t r, const uint16_t *const *x, float *out); /* or NULL */
+    } w[DINTATTN__W_COUNT];
 } dintattn__plan;
 
 /* What the plan is worked out from */
@@ -6856,7 +6863,16 @@ static void dintattn__plan_make(dintattn__plan *p, const dintattn__plan_in *in)
         p->route[t][DINTATTN__N_LONG] = dintattn__route_make(in, (dintattn__wtype)t, p->long_from);
         p->plain[t].act = dintattn__act_of(in, (dintattn__wtype)t);
         p->plain[t].unit = p->plain[t].act == DINTATTN__ACT_F32 ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+        p->w[t].dotb = in->k->dotb, p->w[t].dotb44 = in->k->dotb44;
     }
+#ifdef DINTATTN__HAVE_X86
+    if (in->k->level == DINTATTN_KERNELS_AVX512) { /* its dotb and dotb44 ask the CPU per row (for callers without a plan) */
+        p->w[DINTATTN__W_BF16].dotb = in->bf16 ? dintattn__dotb_bf16 : dintattn__dotb_bf16_fma;
+        p->w[DINTATTN__W_BF16].dotb44 = in->bf16 ? dintattn__dotb44_bf16 : dintattn__dotb44_bf16_fma;
+        p->w[DINTATTN__W_F16].dotb = in->bf16 ? dintattn__dotb_f16w : dintattn__dotb_f16w_fma;
+        p->w[DINTATTN__W_F16].dotb44 = in->bf16 ? dintattn__dotb44_f16w : dintattn__dotb44_f16w_fma;
+    }
+#endif
     p->x3 = dintattn__x3(in);
     p->q_tiles = dintattn__q_tiles(in, INT_MAX);
     p->prefill_f32 = dintattn__prefill_f32(in);
@@ -7455,8 +7471,10 @@ static void dintattn__rows_dot(const dintattn_session *s, const dintattn__produc
             for (i = 0; i < nm; i++) out[i][r - (size_t)r0] = dotq[i](mat[i], r, &xq);
     } else if (p->act == DINTATTN__ACT_BF16) {
         const uint16_t *xb = s->xb + (size_t)t * s->xq_ld;
+        void (*dotb[2])(const dintattn__mat *, size_t, const uint16_t *const *, int, float *);
+        for (i = 0; i < nm; i++) dotb[i] = s->plan.w[mat[i]->type].dotb;
         for (r = (size_t)r0; r < (size_t)r1; r++)
-            for (i = 0; i < nm; i++) s->k->dotb(mat[i], r, &xb, 1, out[i] + (r - (size_t)r0));
+            for (i = 0; i < nm; i++) dotb[i](mat[i], r, &xb, 1, out[i] + (r - (size_t)r0));
     } else {
         const float *x = p->x + (size_t)t * p->ldx;
         float (*dot[2])(const dintattn__mat *, size_t, const float *);
@@ -7544,7 +7562,7 @@ static void dintattn__rows4(const dintattn_session *s, const dintattn__product *
         s->k->w[p->M->type].dotq4(p->M, (size_t)r, xq, v);
     } else {
         for (j = 0; j < 4; j++) xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
-        s->k->dotb(p->M, (size_t)r, xb, 4, v);
+        s->plan.w[p->M->type].dotb(p->M, (size_t)r, xb, 4, v);
     }
     for (j = 0; j < 4; j++) dintattn__store(p, r, t + j, v[j]);
 }
@@ -7561,7 +7579,7 @@ static void dintattn__rows44(const dintattn_session *s, const dintattn__product 
         s->k->w[p->M->type].dotq44(p->M, (size_t)r, xq, v);
     } else {
         for (j = 0; j < 4; j++) xb[j] = s->xb + (size_t)(t + j) * s->xq_ld;
-        s->k->dotb44(p->M, (size_t)r, xb, v);
+        s->plan.w[p->M->type].dotb44(p->M, (size_t)r, xb, v);
     }
     for (i = 0; i < 4; i++)
         for (j = 0; j < 4; j++) dintattn__store(p, r + i, t + j, v[4 * i + j]);
@@ -7616,7 +7634,7 @@ static void dintattn__rows_unit(void *ctx, int64_t unit, int tid)
             continue;
         }
         const int tiles = (p->act == DINTATTN__ACT_INT8 && s->k->w[p->M->type].dotq44) ||
-                          (p->act == DINTATTN__ACT_BF16 && s->k->dotb44);
+                          (p->act == DINTATTN__ACT_BF16 && s->plan.w[p->M->type].dotb44);
         for (t0 = 0; t0 < job->n; t0 += DINTATTN__UNIT_TOKENS) { /* the unit's rows stay in L1 ... */
             const int t1 = job->n - t0 < DINTATTN__UNIT_TOKENS ? job->n : t0 + DINTATTN__UNIT_TOKENS;
             int rt = r0; /* rows before rt: done in tiles of 4 rows x 4 tokens, but the last tokens */

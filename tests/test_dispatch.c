@@ -175,7 +175,8 @@ static void test_route_depends_on_n_only_through_its_class(void **state)
 }
 
 /* Without AVX-512 BF16 no product runs on the bf16 panels (FAST's BF16 / F16 prompts stay on the
-   level's rows, or the f32 panels), as the kernels' own check of the CPU used to decide */
+   level's rows, or the f32 panels), and the rows on bf16 activations run vdpbf16ps's FMA stand-in:
+   what the decoder's and the kernels' checks of the CPU decided per product before the plan */
 static void test_no_bf16_panels_without_avx512_bf16(void **state)
 {
     int ci, held, t, c, bf16_panels = 0;
@@ -193,6 +194,15 @@ static void test_no_bf16_panels_without_avx512_bf16(void **state)
                     assert_int_not_equal(reported(&plan, counts[c], t), DINTATTN_PREFILL_BF16_PANELS);
                     bf16_panels += reported(&with, counts[c], t) == DINTATTN_PREFILL_BF16_PANELS;
                 }
+#ifdef DINTATTN__HAVE_X86
+                /* and the bf16 rows take vdpbf16ps's FMA stand-in */
+                if (configs[ci].level == DINTATTN_KERNELS_AVX512) {
+                    assert_ptr_equal(plan.w[DINTATTN__W_BF16].dotb, dintattn__dotb_bf16_fma);
+                    assert_ptr_equal(plan.w[DINTATTN__W_F16].dotb44, dintattn__dotb44_f16w_fma);
+                    assert_ptr_equal(with.w[DINTATTN__W_BF16].dotb, dintattn__dotb_bf16);
+                    assert_ptr_equal(with.w[DINTATTN__W_F16].dotb44, dintattn__dotb44_f16w);
+                }
+#endif
             }
     }
 #ifdef DINTATTN__HAVE_X86
