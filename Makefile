@@ -29,7 +29,7 @@ say  = $(if $(Q),@printf '  %-4s %s\n' $(1) $(2))
 
 EXAMPLES := logits tokenize generate bench server score attention needle
 TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening \
-            test_extreme test_unicode test_bpe test_chat
+            test_extreme test_unicode test_bpe test_chat test_dispatch
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
 all: $(addprefix $(BIN)/,$(EXAMPLES))
@@ -54,7 +54,7 @@ LINK_OBJ := -DDINTATTN_IMPLEMENTATION_DONE
 # test_sampler gets <string.h> and <math.h> only through it.
 SELF_EXAMPLES := bench generate server score attention needle
 SELF_TESTS    := test_engine test_tokenizer test_alloc test_threads test_hardening test_extreme test_unicode \
-                 test_sampler
+                 test_sampler test_dispatch
 EXAMPLE_DEPS  := dintattn.h $(wildcard examples/*.h)
 
 $(BIN)/%: examples/%.c $(EXAMPLE_DEPS) $(OBJ)
