@@ -27,9 +27,9 @@ comma := ,
 Q   := $(if $(filter 1,$(V)),,@)
 say  = $(if $(Q),@printf '  %-4s %s\n' $(1) $(2))
 
-EXAMPLES := logits tokenize generate bench server score attention needle
-TESTS    := test_engine test_loader test_sampler test_tokenizer test_alloc test_cplusplus test_threads test_hardening \
-            test_extreme test_unicode test_bpe test_chat test_dispatch
+# Every examples/*.c is a program and every tests/test_*.c(pp) a cmocka suite that make check runs.
+EXAMPLES := $(sort $(basename $(notdir $(wildcard examples/*.c))))
+TESTS    := $(sort $(basename $(notdir $(wildcard tests/test_*.c tests/test_*.cpp))))
 
 .PHONY: all check check-sanitize check-tsan clean fixtures
 all: $(addprefix $(BIN)/,$(EXAMPLES))
@@ -48,13 +48,13 @@ $(OBJ): dintattn.h
 # (cc examples/logits.c -lopenblas -lm -lpthread); here DINTATTN_IMPLEMENTATION_DONE, the header's
 # guard against a second copy, leaves it out and the program links $(OBJ) instead.
 LINK_OBJ := -DDINTATTN_IMPLEMENTATION_DONE
-# Programs that need the implementation in their own file: bench measures internal kernels (on
-# purpose); the other examples here still call dintattn__ internals (through server_http.h); these
-# tests configure the implementation (DINTATTN_SOLO_BYTES, allocators) or use its internals, and
-# test_sampler gets <string.h> and <math.h> only through it.
+# Examples that need the implementation in their own file: bench measures internal kernels (on
+# purpose); the others here still call dintattn__ internals (through server_http.h). The tests that
+# link $(OBJ) are listed; the others configure the implementation (DINTATTN_SOLO_BYTES, allocators),
+# use its internals, compile it as C++ (test_cplusplus) or, as test_sampler, get <string.h> and
+# <math.h> only through it.
 SELF_EXAMPLES := bench generate server score attention needle
-SELF_TESTS    := test_engine test_tokenizer test_alloc test_threads test_hardening test_extreme test_unicode \
-                 test_sampler test_dispatch
+LINKED_TESTS  := test_loader test_bpe test_chat
 EXAMPLE_DEPS  := dintattn.h $(wildcard examples/*.h)
 
 $(BIN)/%: examples/%.c $(EXAMPLE_DEPS) $(OBJ)
@@ -68,15 +68,15 @@ $(addprefix $(BIN)/,$(SELF_EXAMPLES)): $(BIN)/%: examples/%.c $(EXAMPLE_DEPS)
 	$(Q)$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # Tests build with -Werror: the header must compile warning-free as C99 and as C++.
-$(BUILD)/test_%: tests/test_%.c tests/test_util.h dintattn.h $(OBJ)
-	@mkdir -p $(@D)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) $(LINK_OBJ) -o $@ $< $(OBJ) $(LDLIBS) -lcmocka
-
-$(addprefix $(BUILD)/,$(SELF_TESTS)): $(BUILD)/%: tests/%.c tests/test_util.h dintattn.h
+$(BUILD)/test_%: tests/test_%.c tests/test_util.h dintattn.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) -o $@ $< $(LDLIBS) -lcmocka
+
+$(addprefix $(BUILD)/,$(LINKED_TESTS)): $(BUILD)/%: tests/%.c tests/test_util.h dintattn.h $(OBJ)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -Werror $(CFLAGS) $(LINK_OBJ) -o $@ $< $(OBJ) $(LDLIBS) -lcmocka
 
 # test_engine again with AVX-512 BF16's instructions emulated (tests/emulate_bf16.h): the bf16
 # panels and conversions that AMD's Zen 4 / Zen 5 run, checked on any AVX-512 CPU.
