@@ -6304,6 +6304,9 @@ enum {
 typedef struct dintattn__route {
     int act;                                /* the activations' form (DINTATTN__ACT_*) */
     dintattn_prefill_unit unit;             /* what runs the product */
+    /* packs a panel of its rows for the int8 / bf16 panels or the tiles (NULL for the others: the
+       f32 panels have one packing, the level's packf) */
+    void (*pack)(const dintattn__mat *M, int r0, void *panel);
 } dintattn__route;
 
 typedef struct dintattn__plan {
@@ -6813,13 +6816,14 @@ static dintattn__route dintattn__route_make(const dintattn__plan_in *in, dintatt
     dintattn__route r;
     r.act = dintattn__act_of(in, type);
     r.unit = r.act == DINTATTN__ACT_F32 && n >= DINTATTN__GEMM_MIN_TOKENS ? DINTATTN_PREFILL_SGEMM : DINTATTN_PREFILL_ROWS;
+    r.pack = NULL;
     if (!dintattn__plan_packs(in) || n < DINTATTN__GEMM_MIN_TOKENS) return r;
 #ifdef DINTATTN__HAVE_AMX
     /* BF16 weights times f32 activations in three bf16 parts: three tile products, each exact
        before the f32 sums; about 2x the f32 panels' prompt at 2.7B (examples/bench --weights
        bf16 --precision exact, --kernels amx against avx512; docs/performance.md) */
     if (r.act == DINTATTN__ACT_F32 && type == DINTATTN__W_BF16 && dintattn__x3(in)) {
-        r.act = DINTATTN__ACT_BF16X3, r.unit = DINTATTN_PREFILL_AMX_BF16X3;
+        r.act = DINTATTN__ACT_BF16X3, r.unit = DINTATTN_PREFILL_AMX_BF16X3, r.pack = in->k->w[type].pack;
         return r;
     }
 #endif
@@ -6840,6 +6844,8 @@ static dintattn__route dintattn__route_make(const dintattn__plan_in *in, dintatt
        scaled into registers 300-380 GMAC/s a core, the panel 294). Q8/Q4
        prompts take the bf16 tiles instead (dintattn__q_tiles). */
     if (r.act == DINTATTN__ACT_BF16 ? in->amx : r.act == DINTATTN__ACT_INT8 && dintattn__q_tiles(in, n)) {
+        /* Q8 / Q4 weights rounded to bf16 as they are packed */
+        r.pack = r.act == DINTATTN__ACT_INT8 ? dintattn__pack_qb16 : in->k->w[type].pack;
         r.act = DINTATTN__ACT_BF16, r.unit = DINTATTN_PREFILL_AMX_BF16;
         return r;
     }
@@ -6847,6 +6853,7 @@ static dintattn__route dintattn__route_make(const dintattn__plan_in *in, dintatt
     r.unit = r.act == DINTATTN__ACT_INT8   ? DINTATTN_PREFILL_INT8_PANELS
              : r.act == DINTATTN__ACT_BF16 ? DINTATTN_PREFILL_BF16_PANELS
                                            : DINTATTN_PREFILL_F32_PANELS;
+    r.pack = r.act == DINTATTN__ACT_F32 ? NULL : in->k->w[type].pack;
     return r;
 }
 
@@ -7411,7 +7418,8 @@ typedef struct dintattn__product {
     double *y64;
     int ldx, ldy, add;
     int act;                                /* set by dintattn__products from the plan: x as f32, int8 or bf16 ... */
-    dintattn_prefill_unit unit;             /* ... and what runs the product */
+    dintattn_prefill_unit unit;             /* ... what runs the product ... */
+    void (*pack)(const dintattn__mat *M, int r0, void *panel); /* ... and packs its panels */
 } dintattn__product;
 
 static dintattn__product dintattn__product_f32(const dintattn__mat *M, const float *x, int ldx, float *y, int ldy,
@@ -7868,7 +7876,6 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
     const int ng = np < group ? np : group, rows_a = dintattn__amx_rows_a(p->act, n);
     const size_t panel_bytes = (size_t)K * 64; /* 32 bf16 rows of K columns */
     const size_t nk = (size_t)K / 32;          /* the tokens' B tiles (rows_a): per 16 tokens, nk tiles */
-    const int q = p->M->type == DINTATTN__W_Q8 || p->M->type == DINTATTN__W_Q4;
     float out[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT], o[DINTATTN__PANEL];
     double sum[DINTATTN__AMX_GROUP][DINTATTN__PANEL * DINTATTN__AMX_NT];
     const unsigned char *w[DINTATTN__AMX_GROUP];
@@ -7878,8 +7885,7 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
     for (g = 0; g < ng; g++) {
         unsigned char *at = panels + g * panel_bytes;
         if (rows_a) w[g] = dintattn__amx_rows(p->M, r0 + DINTATTN__PANEL * g, at, &ldw[g], &half_w[g], &kstep[g]);
-        else if (q) dintattn__pack_qb16(p->M, r0 + DINTATTN__PANEL * g, at);
-        else s->k->w[p->M->type].pack(p->M, r0 + DINTATTN__PANEL * g, at);
+        else p->pack(p->M, r0 + DINTATTN__PANEL * g, at);
     }
     dintattn__amx_begin();
     for (t0 = 0; t0 < n; t0 += DINTATTN__AMX_NT) {
@@ -7943,7 +7949,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         dintattn__gemm_unit_f32(s, p, panel, s->psum ? s->psum + (size_t)tid * s->psum_ld : NULL, r0, rows, job->n);
         return;
     }
-    s->k->w[p->M->type].pack(p->M, r0, panel);
+    p->pack(p->M, r0, panel);
     nt = dintattn__block_tokens(p->act);
     if (p->act == DINTATTN__ACT_INT8) {
         xp = (const unsigned char *)s->xpq;
@@ -8085,6 +8091,7 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
         DINTATTN_ASSERT(!q[k].swiglu_up || (n == 1 && !q[k].y64 && !q[k].add));
         q[k].act = route->act;
         q[k].unit = route->unit;
+        q[k].pack = route->pack;
         if ((q[k].act != DINTATTN__ACT_F32 || panels) && q[k].x != prepared[q[k].act]) {
             /* the batch's products share one input of each kind: quantized, rounded or packed once */
             dintattn__act_job aj;

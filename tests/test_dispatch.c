@@ -142,8 +142,8 @@ static void test_plan_reports_the_units_of_before(void **state)
 
 /* The plan keeps one route per size class: for every chunk length a session can run (up to its
    n_batch), the route it reads is the one worked out for that length itself
-   (dintattn__route_make), both activations and unit, for every input above and two thresholds of
-   the tiles */
+   (dintattn__route_make): activations, unit and packing kernel, for every input above and two
+   more thresholds of the tiles */
 static void test_route_depends_on_n_only_through_its_class(void **state)
 {
     static const int q_min[] = {DINTATTN__Q_TILES_MIN, 8, 20};
@@ -163,7 +163,7 @@ static void test_route_depends_on_n_only_through_its_class(void **state)
                         for (n = 1; n <= in.n_batch; n++) {
                             const dintattn__route want = dintattn__route_make(&in, (dintattn__wtype)t, n);
                             const dintattn__route *got = dintattn__route_of(&s, (dintattn__wtype)t, n);
-                            if (got->act != want.act || got->unit != want.unit)
+                            if (got->act != want.act || got->unit != want.unit || got->pack != want.pack)
                                 fail_msg("held 0x%x, %s weights, %d tokens, tiles from %d: the plan's route (%d, %s) is not "
                                          "(%d, %s)", held, dintattn__wtypes[t].name, n, q_min[q], got->act,
                                          dintattn_prefill_unit_name(got->unit), want.act, dintattn_prefill_unit_name(want.unit));
