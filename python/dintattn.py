@@ -133,7 +133,7 @@ class _LoadOptions(ctypes.Structure):
 
 class _SessionOptions(ctypes.Structure):
     _fields_ = [("n_ctx", c_int), ("n_batch", c_int), ("n_threads", c_int), ("kernels", c_int), ("precision", c_int),
-                ("kv", c_int)]
+                ("kv", c_int), ("tiles_min_tokens", c_int), ("bf16_dot", c_int)]
 
 
 class _SamplerOptions(ctypes.Structure):
