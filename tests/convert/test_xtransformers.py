@@ -182,7 +182,9 @@ def hp_of(tie=False, **al):
     base = {"dim": 48, "depth": 2, "heads": 4, "attn_dim_head": 8, "use_rmsnorm": True, "rotary_pos_emb": True,
             "ff_glu": True, "ff_swish": True}
     base.update(al)
-    return {"num_tokens": V, "max_seq_len": 64, "tie_embedding": tie, "attn_layers": base}
+    # a version past every changed default (1.42.18): the same behaviour as the current library
+    return {"num_tokens": V, "max_seq_len": 64, "tie_embedding": tie, "x_transformers_version": "1.44.4",
+            "attn_layers": base}
 
 
 def main():
@@ -220,7 +222,8 @@ def main():
                  "--xtransformers-set", "rotary_pos_emb=true", "--xtransformers-set", "rotary_emb_dim=8",
                  "--xtransformers-set", "attn_one_kv_head=true", "--xtransformers-set", "ff_no_bias=true",
                  "--xtransformers-set", "heads=4", "--xtransformers-set", "attn_dim_head=8",
-                 "--xtransformers-set", "ff_glu=true", "--xtransformers-set", "ff_swish=true"]
+                 "--xtransformers-set", "ff_glu=true", "--xtransformers-set", "ff_swish=true",
+                 "--xtransformers-version", "1.44.4"]
         run("simple rmsnorm, full rotary, MQA, tied, ff_no_bias (--xtransformers-set)", hp, make(hp, seed=1), flags)
         hp = hp_of(heads=6, attn_kv_heads=3, norm_add_unit_offset=False, rotary_interpolation_factor=2.0,
                    rotary_base_rescale_factor=3.0, ff_mult=2.5)
@@ -237,14 +240,19 @@ def main():
         hp = hp_of(heads=1, attn_dim_head=48, rotary_pos_emb=False, use_abs_pos_emb=False)
         hp["use_abs_pos_emb"] = hp["attn_layers"].pop("use_abs_pos_emb")
         run("one head of width dim (no to_out), no positions", hp, make(hp, seed=3))
+        hp = hp_of(heads=1, attn_dim_head=48, rotary_pos_emb=False, use_rmsnorm=False, use_simple_rmsnorm=True)
+        del hp["x_transformers_version"]
+        hp["use_abs_pos_emb"] = False
+        run("no version needed: no rotary, SimpleRMSNorm (the weights decide)", hp, make(hp, seed=6))
 
         def refuse(label, hp, sd, *words, flags=None):
             src = os.path.join(tmp, "r_%d.pt" % abs(hash(label)))
             torch.save(sd, src)
-            if flags is None:
-                with open(src + ".json", "w") as f:
-                    json.dump(hp, f)
-                flags = ["--xtransformers-config", src + ".json"]
+            with open(src + ".json", "w") as f:
+                json.dump(hp, f)
+            # CFG in flags stands for the file of hp
+            flags = ["--xtransformers-config", src + ".json"] if flags is None else \
+                [src + ".json" if f == "CFG" else f for f in flags]
             rc, err = inproc.run(src, src + ".safetensors", "--format", "xtransformers", *flags)
             rep.refused(label, rc, err, *words)
 
@@ -274,6 +282,15 @@ def main():
         refuse("refuses norm_add_unit_offset before 1.31.0", dict(hp_of(attn_kv_heads=2, norm_add_unit_offset=True),
                                                                   x_transformers_version="1.30.0"), sd,
                "norm_add_unit_offset", "1.31.0")
+        unversioned = dict(good)
+        del unversioned["x_transformers_version"]
+        refuse("refuses rotary without a version", unversioned, sd, "--xtransformers-version", "rotary pairs",
+               "x_transformers_version")
+        norot = hp_of(attn_kv_heads=2, rotary_pos_emb=False)
+        del norot["x_transformers_version"]
+        refuse("refuses RMSNorm gains without a version", norot, sd, "--xtransformers-version", "RMSNorm gains")
+        refuse("refuses a --xtransformers-version that disagrees with the config", good, sd, "disagrees",
+               flags=["--xtransformers-config", "CFG", "--xtransformers-version", "1.27.0"])
         refuse("refuses a non-JSON --xtransformers-set", good, sd, "heads", flags=["--xtransformers-set", "heads=four"])
     return rep.finish()
 

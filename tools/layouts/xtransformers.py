@@ -24,7 +24,9 @@ inv_freq buffer --, base 10000).  One key is this layout's own:
 two defaults that changed and that the weights do not show: rotary pairs are adjacent since
 1.30.1 (halves before: rope "halves"), and norm_add_unit_offset (gamma = g + 1) is on by default
 since 1.31.3 (absent before 1.31.0, off by default in 1.31.0-1.31.2); also, before 1.42.18
-rotary_emb_dim was raised to at least 32.  Without it the current library is assumed.
+rotary_emb_dim was raised to at least 32.  Without it (and without --xtransformers-version)
+a checkpoint that uses rotary or RMSNorm gains is refused: its weights do not show which
+behaviour trained them.
 num_tokens, dim, depth and the FFN
 width are read from the shapes.
 
@@ -120,6 +122,10 @@ def add_arguments(group):
                        help="JSON of the TransformerWrapper / Decoder keyword arguments")
     group.add_argument("--xtransformers-set", metavar="KEY=JSON", action="append", default=[],
                        help="one keyword argument (repeatable), e.g. heads=8 or rotary_pos_emb=true")
+    group.add_argument("--xtransformers-version", metavar="X.Y.Z", default=None,
+                       help="the x-transformers version that trained the model (pip show x-transformers "
+                            "there), when its config has no \"x_transformers_version\"; needed whenever "
+                            "rotary or RMSNorm gains are used, whose meaning changed between versions")
 
 
 def _off(v):
@@ -226,6 +232,25 @@ def plan(source, args):
                            % ("" if h else "; no hyper-parameters were given (--xtransformers-config FILE or "
                               "--xtransformers-set KEY=JSON)"))
     ver = _version(h.get("x_transformers_version"))
+    cli_ver = getattr(args, "xtransformers_version", None) if args is not None else None
+    if cli_ver is not None:
+        if ver is not None and _version(cli_ver) != ver:
+            raise ConvertError("xtransformers: --xtransformers-version %s disagrees with the config's "
+                               "\"x_transformers_version\" %r: give one of them" % (cli_ver, h.get("x_transformers_version")))
+        ver = _version(cli_ver)
+    if ver is None:
+        # Defaults that changed between versions and that the weights do not show: guessing wrong gives a
+        # model that runs with logits off by about 2, so the version is asked for unless none applies.
+        depends = []
+        if h.get("rotary_pos_emb", False) and not _off(h.get("rotary_pos_emb")):
+            depends.append("rotary pairs (halves before 1.30.1, adjacent since)")
+        if _bool(h, "use_rmsnorm", False) and "norm_add_unit_offset" not in h:
+            depends.append("RMSNorm gains (g, or g + 1 by default since 1.31.3)")
+        if depends:
+            raise ConvertError("xtransformers: the checkpoint does not say which x-transformers version trained it, "
+                               "and its %s depend on it: give --xtransformers-version X.Y.Z (`pip show "
+                               "x-transformers` where it was trained) or put \"x_transformers_version\" in its "
+                               "config" % " and ".join(depends))
     # norm_add_unit_offset: absent before 1.31.0 (gamma = g), default false in 1.31.0-1.31.2
     unit_offset = _bool(h, "norm_add_unit_offset", ver is None or ver >= (1, 31, 3))
     if unit_offset and ver is not None and ver < (1, 31, 0):
@@ -325,7 +350,7 @@ def plan(source, args):
         R = _int(h, "rotary_emb_dim", d // 2)
         if ver is not None and ver < (1, 42, 18):   # the library raised it to at least 32 then
             R = max(R, 32)
-        elif given is None and ver is None and has(inv_name):
+        elif given is None and has(inv_name):
             R = 2 * int(source.shape(prefix + inv_name)[0])   # the buffer tells the width
         if R > d or R % 2 or R < 2:
             raise ConvertError("xtransformers: rotary_emb_dim %d must be even, from 2 to attn_dim_head %d" % (R, d))
