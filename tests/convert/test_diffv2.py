@@ -14,6 +14,7 @@ tools/reference.py must give the module's logits.  Also: refusals, each naming i
     /usr/bin/python3 tests/convert/test_diffv2.py
 """
 
+import json
 import os
 import sys
 import tempfile
@@ -205,6 +206,25 @@ def main():
                "rope_scaling": {"type": "yarn", "factor": 4.0, "beta_fast": 8, "beta_slow": 2}}
         run(rep, tmp, "v2 HF dir, yarn + partial_rotary_factor", sd,
             forward(sd, IDS, 4, 2, 8, names=HF, rope_cfg=cfg), V, kind="hf", config=cfg)
+
+        # the training code's ModelArgs names (norm_eps, max_seq_len) read as the HF ones; other keys reported
+        sd = make(H=4, KV=2, names=HF, seed=11)
+        cfg = {"norm_eps": 1e-6, "max_seq_len": 48, "n_heads": 4, "rope_theta": 1e4, "qk_clip": 5.0}
+        src = save(tmp, "v2 ModelArgs names", sd, "hf", cfg)
+        out = os.path.join(tmp, "v2_ModelArgs_names.safetensors")
+        rc, err = common.convert(src, out, "--format", "diffv2")
+        rep.check("v2 config.json with norm_eps / max_seq_len converts", rc == 0, err.strip())
+        if rc == 0:
+            got = json.loads(common.st.File(out).metadata["config"])
+            rep.check("norm_eps read as rms_norm_eps", got["norm_eps"] == 1e-6, "norm_eps %r" % got["norm_eps"])
+            rep.check("max_seq_len read as max_position_embeddings", got["max_seq_len"] == 48,
+                      "max_seq_len %r" % got["max_seq_len"])
+            rep.logits("v2 ModelArgs names: engine", forward(sd, IDS, 4, 2, 8, names=HF, eps=1e-6),
+                       common.engine_logits(out, IDS, V))
+            rep.check("a key the layout does not read is reported", "not read" in err and "qk_clip" in err,
+                      err.strip())
+        refuse(rep, tmp, "refuses norm_eps and rms_norm_eps that disagree", make(names=HF), [], "norm_eps",
+               "rms_norm_eps", "keep one", kind="hf", config={"norm_eps": 1e-6, "rms_norm_eps": 1e-5})
 
         # use_diff_v2 = False: the module's standard attention
         sd = make(H=4, KV=2, v2=False, seed=7)

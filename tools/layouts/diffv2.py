@@ -28,7 +28,9 @@ KV = k rows / d); without it the head count (or head width) must be given.  An H
 config.json beside the weights is read: num_attention_heads (H), num_key_value_heads,
 head_dim, rope_theta, rms_norm_eps, max_position_embeddings, tie_word_embeddings, use_diff_v2
 (checked against the tensors), rope_scaling / rope_parameters / partial_rotary_factor (version
-1.1 rope_scaling / rope_dim, as for DiffLlama: tools/layouts/hf_rope.py).  Flags override it:
+1.1 rope_scaling / rope_dim, as for DiffLlama: tools/layouts/hf_rope.py).  The training code's
+ModelArgs names are read too: norm_eps, max_seq_len, n_heads, n_kv_heads (both spellings of one
+setting with different values: refused); any other key is listed on stderr as not read.  Flags override it:
     --diffv2-heads H         num_heads (output heads; needed without DIFF V2 unless head_dim is known)
     --diffv2-head-dim d      head_dim
     --diffv2-rope-theta T    RoPE base of the caller's rel_pos (default 10000)
@@ -48,6 +50,8 @@ n_q2 = H, head_norm false, head_scale none, rope interleaved (the module's
 apply_rotary_emb(..., interleaved=True)), ffn_act silu.  Without DIFF V2: attention standard,
 n_k1 = n_v = KV, v_head_dim d, head j reading KV head j // (H/KV).
 """
+
+import sys
 
 import numpy as np
 
@@ -109,10 +113,41 @@ def _pos_int(v, what):
     return v
 
 
+# The config keys of the original training code's ModelArgs, read as the HF names they mean.
+_ALIASES = {"norm_eps": "rms_norm_eps", "max_seq_len": "max_position_embeddings", "n_heads": "num_attention_heads",
+            "n_kv_heads": "num_key_value_heads"}
+# Keys this layout reads (directly or through hf_rope), and keys that do not change inference.
+_READ = {"num_attention_heads", "num_key_value_heads", "head_dim", "rope_theta", "rms_norm_eps",
+         "max_position_embeddings", "tie_word_embeddings", "use_diff_v2", "rope_scaling", "rope_parameters",
+         "partial_rotary_factor"}
+_INERT = {"architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
+          "eos_token_id", "pad_token_id", "vocab_size", "hidden_size", "dim", "intermediate_size",
+          "num_hidden_layers", "n_layers", "hidden_act", "initializer_range", "use_cache", "attention_dropout",
+          "dropout", "hidden_dropout", "_name_or_path", "multiple_of", "ffn_dim_multiplier"}
+
+
+def _config(cfg):
+    """config.json with the original code's key names read as their HF names (both given and different:
+    refused); keys the layout does not read are reported on stderr, since they might matter."""
+    out = dict(cfg)
+    for alias, name in _ALIASES.items():
+        if alias in cfg:
+            if name in cfg and cfg[name] != cfg[alias]:
+                raise ConvertError("diffv2: config.json has %s = %r and %s = %r, which mean the same setting: "
+                                   "keep one" % (alias, cfg[alias], name, cfg[name]))
+            out[name] = cfg[alias]
+            del out[alias]
+    unread = sorted(k for k in out if k not in _READ and k not in _INERT)
+    if unread:
+        print("convert: diffv2: config.json keys not read (they change nothing in the file written; check that "
+              "none matters): %s" % ", ".join(unread), file=sys.stderr)
+    return out
+
+
 def plan(source, args):
     names = list(source.names())
     found, nl = _classify(names, _strip_prefix(names, _opt(args, "diffv2_prefix")))
-    cfg = source.config or {}
+    cfg = _config(source.config or {})
 
     need, shape = decoder_names.accessors(NAME, source, found)
 
