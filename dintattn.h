@@ -583,6 +583,18 @@ DINTATTN_API dintattn_result dintattn_tokenizer_decode(const dintattn_tokenizer 
                                                        dintattn_error *err);
 /* 1 if `id` is a special token (a tiktoken special token, or an HF added token marked special). */
 DINTATTN_API int dintattn_tokenizer_is_special(const dintattn_tokenizer *tok, int id);
+/* 1 if `id` is a token of tok; 0 past it (a vocabulary padded past the tokenizer): skip such ids. */
+DINTATTN_API int dintattn_tokenizer_has_token(const dintattn_tokenizer *tok, int id);
+/* A prompt's ids, as dintattn_tokenizer_encode: BOS first if tok has one and the text's own encoding does not begin with it. */
+DINTATTN_API dintattn_result dintattn_tokenizer_encode_prompt(const dintattn_tokenizer *tok, const char *text,
+                                                              size_t len, int allow_special, int *ids, int max_ids,
+                                                              int *n_ids, dintattn_error *err);
+/* The offset of the earliest stop string stops[k] (stop_lens[k] bytes) starting in text[from..len), or (size_t)-1; *which = k. */
+DINTATTN_API size_t dintattn_stop_find(const char *text, size_t len, size_t from, const char *const *stops,
+                                       const size_t *stop_lens, int n_stops, int *which);
+/* How much of text[0..len) may be shown: not into a tail that could begin a stop string, nor an unfinished UTF-8 character. */
+DINTATTN_API size_t dintattn_stop_safe_end(const char *text, size_t len, const char *const *stops,
+                                           const size_t *stop_lens, int n_stops);
 
 /* --- chat --- */
 
@@ -13470,6 +13482,107 @@ DINTATTN_API int dintattn_tokenizer_is_special(const dintattn_tokenizer *t, int 
 {
     const dintattn__added *a = t ? dintattn__added_of(t, id) : NULL;
     return a && a->special;
+}
+
+DINTATTN_API int dintattn_tokenizer_has_token(const dintattn_tokenizer *t, int id)
+{
+    return dintattn_tokenizer_token(t, id, NULL) != NULL;
+}
+
+DINTATTN_API dintattn_result dintattn_tokenizer_encode_prompt(const dintattn_tokenizer *t, const char *text,
+                                                              size_t len, int allow_special, int *ids, int max_ids,
+                                                              int *n_ids, dintattn_error *err)
+{
+    int first = -1, n = 0, bos = t ? t->bos : -1;
+    dintattn_result r;
+    if (n_ids) *n_ids = 0;
+    if (!t || (!ids && max_ids) || max_ids < 0 || !n_ids)
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_tokenizer_encode_prompt: NULL argument or max_ids < 0");
+    if (bos < 0) return dintattn_tokenizer_encode(t, text, len, allow_special, ids, max_ids, n_ids, err);
+    /* the text's ids go after a slot for BOS; the first of them decides whether BOS is added */
+    if (max_ids >= 2) {
+        if ((r = dintattn_tokenizer_encode(t, text, len, allow_special, ids + 1, max_ids - 1, &n, err))) return r;
+        first = n > 0 ? ids[1] : -1;
+    } else if ((r = dintattn_tokenizer_encode(t, text, len, allow_special, &first, 1, &n, err))) {
+        return r;
+    }
+    if (n > 0 && first == bos) { /* the text begins with BOS: not twice */
+        if (n == max_ids) { /* fits without the slot, whose room lacked the last id: again, in place */
+            if ((r = dintattn_tokenizer_encode(t, text, len, allow_special, ids, max_ids, &n, err))) return r;
+        } else if (max_ids >= 2) {
+            memmove(ids, ids + 1, sizeof(int) * (size_t)(n < max_ids - 1 ? n : max_ids - 1));
+        } else if (max_ids == 1) {
+            ids[0] = bos;
+        }
+        *n_ids = n;
+    } else {
+        if (n == INT_MAX)
+            return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_tokenizer_encode_prompt: more than %d ids", INT_MAX - 1);
+        if (max_ids >= 1) ids[0] = bos;
+        *n_ids = n + 1;
+    }
+    dintattn__ok(err);
+    return DINTATTN_OK;
+}
+
+DINTATTN_API size_t dintattn_stop_find(const char *text, size_t len, size_t from, const char *const *stops,
+                                       const size_t *stop_lens, int n_stops, int *which)
+{
+    size_t best = (size_t)-1, i;
+    int k;
+    if (which) *which = -1;
+    if (!text || !stops || !stop_lens) return best;
+    for (k = 0; k < n_stops; k++) {
+        size_t n = stop_lens[k];
+        if (n == 0 || !stops[k]) continue; /* an empty stop would end every text at once */
+        for (i = from; i + n <= len && i < best; i++)
+            if (memcmp(text + i, stops[k], n) == 0) {
+                best = i;
+                if (which) *which = k;
+                break;
+            }
+    }
+    return best;
+}
+
+/* How many bytes at the end of s[0..n) begin a valid UTF-8 character (RFC 3629: no overlongs,
+   surrogates or code points past U+10FFFF) that more bytes may finish: 0 to 3. */
+static size_t dintattn__utf8_partial(const unsigned char *s, size_t n)
+{
+    size_t back, k;
+    for (back = 1; back <= 3 && back <= n; back++) {
+        unsigned c = s[n - back], lo = 0x80, hi = 0xBF, need;
+        if ((c & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
+        need = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+        if (need <= back) return 0; /* ASCII, invalid, or already complete */
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+        if (back >= 2 && (s[n - back + 1] < lo || s[n - back + 1] > hi)) return 0;
+        for (k = 2; k < back; k++)
+            if ((s[n - back + k] & 0xC0) != 0x80) return 0;
+        return back;
+    }
+    return 0;
+}
+
+DINTATTN_API size_t dintattn_stop_safe_end(const char *text, size_t len, const char *const *stops,
+                                           const size_t *stop_lens, int n_stops)
+{
+    size_t end = len, p;
+    int k;
+    if (!text) return 0;
+    for (k = 0; stops && stop_lens && k < n_stops; k++) {
+        size_t n = stop_lens[k];
+        if (n == 0 || !stops[k]) continue;
+        for (p = len > n - 1 ? len - (n - 1) : 0; p < end; p++)
+            if (memcmp(text + p, stops[k], len - p) == 0) {
+                end = p;
+                break;
+            }
+    }
+    return end - dintattn__utf8_partial((const unsigned char *)text, end);
 }
 
 DINTATTN_API const char *dintattn_tokenizer_token(const dintattn_tokenizer *t, int id, size_t *len)

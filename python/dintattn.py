@@ -218,6 +218,8 @@ _SIGNATURES = {
     "tokenizer_token": (c_void_p, [c_void_p, c_int, _P(c_size_t)]),  # not NUL-terminated: read with its length
     "tokenizer_decode": (c_int, [c_void_p, _int_p, c_int, c_int, c_char_p, c_size_t, _P(c_size_t), _err_p]),
     "tokenizer_is_special": (c_int, [c_void_p, c_int]),
+    "tokenizer_has_token": (c_int, [c_void_p, c_int]),
+    "tokenizer_encode_prompt": (c_int, [c_void_p, c_char_p, c_size_t, c_int, _int_p, c_int, _int_p, _err_p]),
     "chat_format": (c_int, [c_void_p, _P(_ChatMessage), c_int, c_int, c_char_p, c_size_t, _P(c_size_t), _err_p]),
     "chat_has_template": (c_int, [c_void_p]),
     "chat_n_stops": (c_int, [c_void_p]),
@@ -452,14 +454,25 @@ class Tokenizer(_Handle):
     def is_special(self, token):
         return bool(_lib.dintattn_tokenizer_is_special(self._h, _id(token)))
 
+    def has_token(self, token):
+        """False for ids past the tokenizer (a model's vocabulary padded past it): they have no text."""
+        return bool(_lib.dintattn_tokenizer_has_token(self._h, _id(token)))
+
     def encode(self, text, allow_special=True):
         """Token ids of text (str, or bytes: any bytes, invalid UTF-8 included), without a BOS."""
+        return self._encode(_lib.dintattn_tokenizer_encode, text, allow_special)
+
+    def encode_prompt(self, text, allow_special=True):
+        """A prompt's ids: as encode, with the tokenizer's BOS first (if it has one) unless the text's
+        own ids begin with it (the library's dintattn_tokenizer_encode_prompt)."""
+        return self._encode(_lib.dintattn_tokenizer_encode_prompt, text, allow_special)
+
+    def _encode(self, fn, text, allow_special):
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         cap, n = len(data) + 16, c_int()
         while True:
             ids = np.empty(cap, dtype=np.int32)
-            _call(_lib.dintattn_tokenizer_encode, self._h, data, len(data), int(allow_special), _ptr(ids), cap,
-                  ctypes.byref(n))
+            _call(fn, self._h, data, len(data), int(allow_special), _ptr(ids), cap, ctypes.byref(n))
             if n.value <= cap:
                 return ids[:n.value].tolist()
             cap = n.value  # a normalizer that adds text can make more ids than bytes
@@ -619,9 +632,7 @@ class Session(_Handle):
         the model's BOS first on an empty session, the prompt's ids seen by the repetition penalty, stop at
         EOS. temperature=0 is greedy; seed=None draws a seed. Continues the tokens the session holds."""
         tok = tokenizer or self.model.tokenizer()
-        ids = tok.encode(prompt)
-        if self.pos == 0 and tok.bos is not None and ids[:1] != [tok.bos]:
-            ids.insert(0, tok.bos)
+        ids = tok.encode_prompt(prompt) if self.pos == 0 else tok.encode(prompt)
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
         sampler = Sampler(self.model.vocab_size, temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed)
@@ -629,10 +640,9 @@ class Session(_Handle):
             sampler.accept(t)
         utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         for token in self.generate_ids(ids, max_tokens, sampler, tok):
-            try:
-                piece = utf8.decode(tok.token_bytes(token))
-            except DintattnError:  # an id of the model's vocabulary the tokenizer lacks: no text
+            if not tok.has_token(token):  # an id of the model's vocabulary the tokenizer lacks: no text
                 continue
+            piece = utf8.decode(tok.token_bytes(token))
             if piece:
                 yield piece
         tail = utf8.decode(b"", final=True)  # bytes of a character that never completed: U+FFFD

@@ -559,6 +559,109 @@ static void test_tokenizer_from_model(void **state)
     dintattn_tokenizer_free(t);
 }
 
+/* dintattn_tokenizer_encode_prompt's count into ids[0..max_ids), failing the test on an error. */
+static int prompt(const dintattn_tokenizer *t, const char *s, int allow_special, int *ids, int max_ids)
+{
+    dintattn_error err;
+    int n = -7;
+    if (dintattn_tokenizer_encode_prompt(t, s, strlen(s), allow_special, ids, max_ids, &n, &err))
+        fail_msg("encode_prompt: %s", err.message);
+    return n;
+}
+
+static void test_encode_prompt_puts_bos_first_once(void **state)
+{
+    dintattn_tokenizer *t = NULL, *plain = toy();
+    dintattn_error err;
+    int ids[MAX_TOK], n, k, ordinary;
+    (void)state;
+    /* tok_model: "the" is 258, <|bos|> 301 (BOS) */
+    assert_int_equal(dintattn_tokenizer_load(TOY_MODEL, &t, &err), DINTATTN_OK);
+    assert_int_equal(prompt(t, "the", 1, ids, MAX_TOK), 2);
+    assert_ids(ids, 2, (const int[]){301, 258}, 2);
+    /* the text's own BOS is the one BOS */
+    assert_int_equal(prompt(t, "<|bos|>the", 1, ids, MAX_TOK), 2);
+    assert_ids(ids, 2, (const int[]){301, 258}, 2);
+    /* ... in a buffer with no room for a BOS slot on top */
+    ids[0] = ids[1] = -1;
+    assert_int_equal(prompt(t, "<|bos|>the", 1, ids, 2), 2);
+    assert_ids(ids, 2, (const int[]){301, 258}, 2);
+    /* a BOS later in the text is no first BOS */
+    assert_int_equal(prompt(t, "the<|bos|>", 1, ids, MAX_TOK), 3);
+    assert_ids(ids, 3, (const int[]){301, 258, 301}, 3);
+    /* <|bos|> as ordinary text is not BOS: BOS goes first */
+    ordinary = enc(t, "<|bos|>", 0, ids);
+    assert_true(ordinary > 1);
+    assert_int_equal(prompt(t, "<|bos|>", 0, ids, MAX_TOK), ordinary + 1);
+    assert_int_equal(ids[0], 301);
+    assert_true(ids[1] != 301);
+    /* an empty text is BOS alone */
+    assert_int_equal(prompt(t, "", 1, ids, MAX_TOK), 1);
+    assert_int_equal(ids[0], 301);
+    /* measuring: max_ids 0 and 1 give the full count, 1 also the first id */
+    assert_int_equal(prompt(t, "the", 1, NULL, 0), 2);
+    ids[0] = -1;
+    assert_int_equal(prompt(t, "the", 1, ids, 1), 2);
+    assert_int_equal(ids[0], 301);
+    assert_int_equal(prompt(t, "<|bos|>the", 1, ids, 1), 2);
+    assert_int_equal(ids[0], 301);
+    /* too small a buffer keeps the ids that fit, in order */
+    n = prompt(t, "the the the", 1, ids, 2);
+    assert_int_equal(n, 1 + enc(t, "the the the", 1, ids + 100));
+    assert_int_equal(ids[0], 301);
+    assert_int_equal(ids[1], ids[100]);
+    /* NULL arguments */
+    assert_int_equal(dintattn_tokenizer_encode_prompt(t, "a", 1, 1, NULL, 4, &n, &err), DINTATTN_ERR_ARG);
+    assert_int_equal(dintattn_tokenizer_encode_prompt(NULL, "a", 1, 1, ids, 4, &n, &err), DINTATTN_ERR_ARG);
+    /* a tokenizer without BOS: the text's ids as they are */
+    assert_int_equal(prompt(plain, "the", 1, ids, MAX_TOK), 1);
+    assert_int_equal(ids[0], 258);
+    assert_int_equal(prompt(plain, "", 1, ids, MAX_TOK), 0);
+    /* has_token: ranks 0..285 and the specials 300, 301 of toy.tiktoken, not the ids between nor
+       the model's rows past them (a padded vocabulary of 310) */
+    for (k = 0; k < 310; k++)
+        if (dintattn_tokenizer_has_token(t, k) != (k <= 285 || k == 300 || k == 301))
+            fail_msg("has_token(%d) is %d", k, dintattn_tokenizer_has_token(t, k));
+    assert_int_equal(dintattn_tokenizer_has_token(t, 302), 0);
+    assert_int_equal(dintattn_tokenizer_has_token(t, 309), 0);
+    assert_int_equal(dintattn_tokenizer_has_token(t, -1), 0);
+    assert_int_equal(dintattn_tokenizer_has_token(plain, 301), 0);
+    assert_int_equal(dintattn_tokenizer_has_token(plain, 258), 1);
+    dintattn_tokenizer_free(t);
+    dintattn_tokenizer_free(plain);
+}
+
+static void test_stop_strings(void **state)
+{
+    static const char *const stops[] = {"</s>", "\n\n", ""};
+    static const size_t lens[] = {4, 2, 0};
+    const char *text = "ab\n\ncd</s>";
+    int which = 7;
+    (void)state;
+    assert_int_equal(dintattn_stop_find(text, 10, 0, stops, lens, 3, &which), 2);
+    assert_int_equal(which, 1);
+    assert_int_equal(dintattn_stop_find(text, 10, 3, stops, lens, 3, &which), 6);
+    assert_int_equal(which, 0);
+    /* a stop must end inside the text; the empty one never matches */
+    assert_true(dintattn_stop_find(text, 9, 3, stops, lens, 3, &which) == (size_t)-1);
+    assert_int_equal(which, -1);
+    assert_true(dintattn_stop_find("abc", 3, 0, stops + 2, lens + 2, 1, NULL) == (size_t)-1);
+    /* shown text stops before a tail that may begin a stop ... */
+    assert_int_equal(dintattn_stop_safe_end("hello </", 8, stops, lens, 2), 6);
+    assert_int_equal(dintattn_stop_safe_end("hello <", 7, stops, lens, 2), 6);
+    assert_int_equal(dintattn_stop_safe_end("hi\n", 3, stops, lens, 2), 2);
+    assert_int_equal(dintattn_stop_safe_end("hello", 5, stops, lens, 2), 5);
+    assert_int_equal(dintattn_stop_safe_end("a</s>b", 6, stops, lens, 2), 6); /* a whole stop is find's */
+    /* ... and before an unfinished UTF-8 character, but not before a finished or invalid one */
+    assert_int_equal(dintattn_stop_safe_end("ab\xc3", 3, NULL, NULL, 0), 2);
+    assert_int_equal(dintattn_stop_safe_end("ab\xe2\x82", 4, NULL, NULL, 0), 2);
+    assert_int_equal(dintattn_stop_safe_end("ab\xf0\x9f\x98", 5, NULL, NULL, 0), 2);
+    assert_int_equal(dintattn_stop_safe_end("ab\xe2\x82\xac", 5, NULL, NULL, 0), 5);
+    assert_int_equal(dintattn_stop_safe_end("ab\xe0\x80", 4, NULL, NULL, 0), 4); /* overlong: never a character */
+    assert_int_equal(dintattn_stop_safe_end("ab\xff", 3, NULL, NULL, 0), 3);
+    assert_int_equal(dintattn_stop_safe_end("\xc3<", 2, stops, lens, 2), 0);
+}
+
 static void test_token_lookup(void **state)
 {
     dintattn_tokenizer *t = toy();
@@ -1397,6 +1500,8 @@ int main(void)
         cmocka_unit_test(test_encode_returns_the_count_it_needs),
         cmocka_unit_test(test_special_tokens),
         cmocka_unit_test(test_tokenizer_from_model),
+        cmocka_unit_test(test_encode_prompt_puts_bos_first_once),
+        cmocka_unit_test(test_stop_strings),
         cmocka_unit_test(test_token_lookup),
         cmocka_unit_test(test_bad_rank_files_are_refused),
         cmocka_unit_test(test_rank_file_forms_accepted),

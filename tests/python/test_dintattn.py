@@ -373,6 +373,20 @@ class TokenizerMatchesExamples(unittest.TestCase):
             self.assertEqual(",".join(map(str, toy.encode(text))), self.tokenize("--ranks", ranks, text).decode().strip())
         self.assertIsNone(toy.bos)
 
+    def test_encode_prompt_and_has_token_are_the_librarys(self):
+        # tok_model.safetensors: toy.tiktoken ("the" is 258, ranks up to 285) with <|bos|> 301 as BOS, in
+        # a model of 310 rows: ids 286..299 and 302..309 are no tokens
+        tok = dintattn.Tokenizer(os.path.join(FIXTURES, "tok_model.safetensors"))
+        self.assertEqual(tok.encode_prompt("the"), [301, 258])
+        self.assertEqual(tok.encode_prompt("<|bos|>the"), [301, 258])
+        self.assertEqual(tok.encode_prompt(""), [301])
+        self.assertEqual(tok.encode_prompt("<|bos|>", allow_special=False)[0], 301)
+        self.assertEqual(len(tok.encode_prompt("<|bos|>", allow_special=False)),
+                         1 + len(tok.encode("<|bos|>", allow_special=False)))
+        self.assertEqual(dintattn.Tokenizer(os.path.join(FIXTURES, "toy.tiktoken")).encode_prompt("the"), [258])
+        self.assertEqual([i for i in range(310) if not tok.has_token(i)], list(range(286, 300)) + list(range(302, 310)))
+        self.assertFalse(tok.has_token(-1))
+
 
 class GenerateMatchesExample(unittest.TestCase):
     """Session.generate's text against examples/generate's stdout (the prompt, the text, a newline)."""
