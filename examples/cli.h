@@ -11,8 +11,8 @@
                        --map, --precision (--fast: cli_aliases), --kernels (default
                        $DINTATTN_KERNELS), --kv, --ctx, --tokenizer
                        (cli_engine_init, cli_engine_option, cli_engine_done), and what is made
-                       from them: cli_load_model, cli_load_tokenizer, cli_session_options,
-                       cli_session_new
+                       from them: cli_load_model (cli_model_failed says why not),
+                       cli_load_tokenizer, cli_context, cli_session_options, cli_session_new
      cli_usage         an example's usage text, CLI_ENGINE_USAGE's lines of the engine options
                        among its own, the descriptions at the example's column
      cli_arg           one word of an argument loop: MODEL, --help, a switch, or a flag and its
@@ -185,11 +185,20 @@ CLI_FN char **cli_aliases(int *argc, char **argv)
     return out;
 }
 
+/* --threads takes 1 to CLI_MAX_THREADS: more threads than that would only queue on the cores of
+   today's largest CPUs. CLI_STR spells a number for usage texts, so that they state the limit
+   the parser checks. */
+#define CLI_MAX_THREADS 256
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+
 /* What of a model, its tokenizer and a session the command line chose. */
 typedef struct cli_engine {
     const char *model;          /* MODEL (the example sets it) */
+    const char *prompt_flag;    /* the example's prompt option ("-p"), or NULL: what cli_arg and
+                                   cli_model_failed suggest for a word that reads like a prompt */
     const char *tokenizer;      /* --tokenizer FILE, or NULL: the model's own */
-    int threads;                /* --threads T (default 2) */
+    int threads;                /* --threads T (1 to CLI_MAX_THREADS, default 2) */
     int ctx;                    /* --ctx N, or 0: the example's default */
     dintattn_weights weights;   /* --weights W */
     dintattn_map map;           /* --map M */
@@ -224,6 +233,12 @@ enum {
     "\t(default: $DINTATTN_KERNELS when set, else auto)\n"                                         \
     "  --kv T\tthe KV cache's type: f32 (default), bf16 or q8 (int8, a scale per row)\n"
 
+/* The usage lines of --threads and --tokenizer, for the examples that take them. */
+#define CLI_THREADS_RANGE "1 to " CLI_STR(CLI_MAX_THREADS) ", default 2"
+#define CLI_TOKENIZER_USAGE                                                                       \
+    "  --tokenizer FILE\tthe tokenizer to use instead of the model's own: a tiktoken rank file,\n" \
+    "\ta tokenizer file (tools/convert.py --format tokenizer) or a model file\n"
+
 /* Prints a usage text to f, each line's part after its first tab padded to column col (one
    space at least); lines without a tab as they are. */
 CLI_FN void cli_usage(FILE *f, const char *text, int col)
@@ -251,7 +266,8 @@ CLI_FN void cli_engine_init(cli_engine *e)
     e->kernels_from = "DINTATTN_KERNELS";
 }
 
-/* Takes flag and its value val if flag is one of the options in accept: --threads (1 to 256),
+/* Takes flag and its value val if flag is one of the options in accept: --threads (1 to
+   CLI_MAX_THREADS),
    --ctx (>= 1), --tokenizer (once), --weights, --map, --precision, --kv and --kernels (the library's
    names). Returns -1 if flag is none of them (val untouched), 0 when taken, 1 for a bad value or
    a second --tokenizer, with err's message when the library gave one (err may be NULL).
@@ -260,7 +276,7 @@ CLI_FN int cli_engine_option(cli_engine *e, unsigned accept, const char *flag, c
 {
     long v;
     if (err) err->message[0] = 0;
-    if ((accept & CLI_THREADS) && !strcmp(flag, "--threads")) return cli_parse_long(val, 1, 256, &v) ? 1 : (e->threads = (int)v, 0);
+    if ((accept & CLI_THREADS) && !strcmp(flag, "--threads")) return cli_parse_long(val, 1, CLI_MAX_THREADS, &v) ? 1 : (e->threads = (int)v, 0);
     if ((accept & CLI_CTX) && !strcmp(flag, "--ctx")) return cli_parse_long(val, 1, INT_MAX, &v) ? 1 : (e->ctx = (int)v, 0);
     if ((accept & CLI_TOKENIZER) && !strcmp(flag, "--tokenizer")) {
         int twice = e->tokenizer != NULL;
@@ -280,7 +296,8 @@ CLI_FN int cli_engine_option(cli_engine *e, unsigned accept, const char *flag, c
 }
 
 /* One word of an example's argument loop, argv[*i]: CLI_ARG_HELP for -h or --help; CLI_ARG_MODEL
-   for a word not starting with '-', the MODEL (into e->model; a second one is CLI_ARG_FAIL);
+   for a word not starting with '-', the MODEL (into e->model; a second one is CLI_ARG_FAIL,
+   suggesting e->prompt_flag when the example takes a prompt);
    CLI_ARG_SWITCH for one of switches (NULL-terminated, or NULL), which takes no value; any other
    flag is CLI_ARG_VALUE, *val being the next word (*i moves past it; CLI_ARG_FAIL when there is
    none). Prints its failures. */
@@ -291,6 +308,11 @@ CLI_FN int cli_arg(int argc, char **argv, int *i, const char *const *switches, c
     *val = NULL;
     if (!strcmp(f, "-h") || !strcmp(f, "--help")) return CLI_ARG_HELP;
     if (f[0] != '-') {
+        if (e->model && e->prompt_flag) {
+            fprintf(stderr, CLI_PROG ": '%s' follows MODEL '%s'; to give a prompt, use %s \"%s\"\n", f, e->model,
+                    e->prompt_flag, f);
+            return CLI_ARG_FAIL;
+        }
         if (e->model) return cli_fail("more than one MODEL given", f), CLI_ARG_FAIL;
         e->model = f;
         return CLI_ARG_MODEL;
@@ -366,6 +388,38 @@ CLI_FN int cli_session_new(const cli_engine *e, const dintattn_model *model, int
     cli_session_options(e, n_ctx, &so);
     if (dintattn_session_new(model, &so, sess, &err)) return cli_fail("cannot start a session", err.message);
     return 0;
+}
+
+/* The context a session gets, in tokens: --ctx when given, but at most the model's (a larger one
+   is said on stderr, and the model's used); else the model's, at most cap when cap > 0 (a
+   default that keeps a long-context model's KV cache small). */
+CLI_FN int cli_context(const cli_engine *e, const dintattn_model *model, int cap)
+{
+    int max = dintattn_model_config(model)->max_seq_len;
+    if (e->ctx > max) {
+        fprintf(stderr, CLI_PROG ": --ctx %d is past the model's context of %d: using %d\n", e->ctx, max, max);
+        return max;
+    }
+    if (e->ctx > 0) return e->ctx;
+    return cap > 0 && cap < max ? cap : max;
+}
+
+/* Prints why MODEL did not load ("PROG: MODEL: why"). When the program takes a prompt with
+   prompt_flag (cli_engine's; NULL: it takes none) and MODEL is no file and reads like text rather
+   than a path (a space in it, or neither a '/' nor a ".safetensors"), it says how to give a
+   prompt instead. Returns 1. */
+CLI_FN int cli_model_failed(const char *path, const dintattn_error *err, const char *prompt_flag)
+{
+    size_t n = strlen(path);
+    FILE *f = fopen(path, "rb");
+    int text_like = strchr(path, ' ') || (!strchr(path, '/') && (n < 12 || strcmp(path + n - 12, ".safetensors")));
+    if (f) fclose(f);
+    if (!f && prompt_flag && text_like) {
+        fprintf(stderr, CLI_PROG ": '%s' is not a file; to give a prompt, use %s \"%s\" (MODEL is a .safetensors file)\n",
+                path, prompt_flag, path);
+        return 1;
+    }
+    return cli_fail(path, err->message);
 }
 
 /* --- texts (with textgen.h) ------------------------------------------------------------------ */

@@ -45,20 +45,26 @@ static const char *usage =
     "  MODEL               a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
     "  -p, --prompt TEXT   the prompt (default: empty, starting from the model's BOS token)\n"
     "  -f, --file FILE     read the prompt from FILE\n"
-    "  -n N                generate at most N tokens (default 256; stops earlier at EOS or the context end);\n"
-    "                      with --chat, per reply\n"
-    "  --temp T            temperature; 0 = greedy (default 0.8)\n"
-    "  --top-k K           sample from the K most likely tokens; 0 = all (default 40)\n"
-    "  --top-p P           nucleus sampling; 1 = off (default 0.95)\n"
-    "  --min-p M           drop tokens below M x p(most likely); 0 = off (default 0.05)\n"
-    "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1.1)\n"
-    "  --seed S            random seed; the same seed gives the same text (default: from the clock)\n"
-    "  --threads T         threads for decode, prompts and converting weights at load (default 2)\n"
+    "  -n N                generate at most N tokens, 0 or more (default 256; stops earlier at EOS\n"
+    "                      or the context's end, said on stderr); with --chat, per reply\n"
+    "  --temp T            temperature, 0 to 100; 0 = greedy (default 0.8)\n"
+    "  --top-k K           sample from the K most likely tokens, 0 or more; 0 (or more than the\n"
+    "                      vocabulary) = all (default 40)\n"
+    "  --top-p P           nucleus sampling, 0 to 1; 0 or 1 = off (default 0.95)\n"
+    "  --min-p M           drop tokens below M x p(most likely), 0 to 1; 0 = off (default 0.05)\n"
+    "  --repeat-penalty R  penalise the last 64 tokens, 0 to 100; 1 = off (default 1.1)\n"
+    "  --seed S            random seed, 0 to 2^64-1; the same seed gives the same text\n"
+    "                      (default: from the clock)\n"
+    "  --threads T         threads for decode, prompts and converting weights at load\n"
+    "                      (" CLI_THREADS_RANGE ")\n"
     CLI_ENGINE_USAGE
-    "  --tokenizer FILE    a tiktoken rank file to use instead of the model's own tokenizer\n"
-    "  --ctx N             the session's context in tokens, at most the model's max_seq_len\n"
-    "                      (default: the model's; with --chat, at most 4096)\n"
-    "  -h, --help          this text\n"
+    CLI_TOKENIZER_USAGE
+    "  --ctx N             the session's context in tokens, 1 to the model's max_seq_len (a larger\n"
+    "                      N is said on stderr and the model's used; default: the model's; with\n"
+    "                      --chat, at most " CLI_STR(DEFAULT_CHAT_CTX) ")\n"
+    "  -h, --help          this text\n";
+/* apart from usage: C99 compilers need take no string over 4095 bytes */
+static const char *usage_chat =
     "chat:\n"
     "  --chat              an interactive conversation: each line read from stdin is a user message\n"
     "                      (empty lines are skipped; \"> \" prompts only when stdin is a terminal),\n"
@@ -99,6 +105,7 @@ static int parse_args(int argc, char **argv, args *a)
     long v;
     memset(a, 0, sizeof *a);
     cli_engine_init(&a->eng);
+    a->eng.prompt_flag = "-p";
     a->n = 256;
     a->sampling.temperature = 0.8f;
     a->sampling.top_k = 40;
@@ -283,8 +290,7 @@ static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
     memset(&stops, 0, sizeof stops);
     memset(&cache, 0, sizeof cache);
     memset(&out, 0, sizeof out);
-    n_ctx = dintattn_model_config(model)->max_seq_len;
-    if (a->eng.ctx > 0 ? a->eng.ctx < n_ctx : n_ctx > DEFAULT_CHAT_CTX) n_ctx = a->eng.ctx > 0 ? a->eng.ctx : DEFAULT_CHAT_CTX;
+    n_ctx = cli_context(&a->eng, model, DEFAULT_CHAT_CTX);
     /* the template's pieces this needs: the assistant's prefix (a reply's text in the cache comes
        after the generation prompt, which begins with it) and the generation prompt */
     if (!(gen_prompt = format_chat(model, NULL, 0, 1, &len, &err))) {
@@ -526,7 +532,7 @@ int main(int argc, char **argv)
     dintattn_session_options so;
     char *text = NULL;
     size_t text_len = 0;
-    int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, n_ctx, V;
+    int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, n_ctx, V, full = 0;
     float *logits = NULL;
     double t0, t1, t2;
     argv = cli_aliases(&argc, argv);
@@ -534,6 +540,7 @@ int main(int argc, char **argv)
     i = parse_args(argc, argv, &a);
     if (i == 2) {
         cli_usage(stdout, usage, 22);
+        cli_usage(stdout, usage_chat, 22);
         return 0;
     }
     if (i) return 1;
@@ -547,7 +554,8 @@ int main(int argc, char **argv)
             a.eng.model = beside;
         }
     }
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err))
+        return cli_model_failed(a.eng.model, &err, a.eng.prompt_flag);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done;
     if (a.chat) {
         rc = run_chat(&a, model, tok);
@@ -560,8 +568,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    n_ctx = dintattn_model_config(model)->max_seq_len;
-    if (a.eng.ctx > 0 && a.eng.ctx < n_ctx) n_ctx = a.eng.ctx;
+    n_ctx = cli_context(&a.eng, model, 0);
     V = dintattn_model_config(model)->vocab_size;
     n_ids = tg_encode(tok, text ? text : a.prompt ? a.prompt : "", text ? text_len : a.prompt ? strlen(a.prompt) : 0, &ids,
                       &err);
@@ -612,7 +619,10 @@ int main(int argc, char **argv)
         emit(tok, next);
         n_gen++;
         dintattn_sampler_accept(sampler, next);
-        if (dintattn_session_pos(sess) >= dintattn_session_n_ctx(sess)) break;
+        if (dintattn_session_pos(sess) >= dintattn_session_n_ctx(sess)) {
+            full = n_gen < a.n; /* else -n ended it as well */
+            break;
+        }
         if (dintattn_decode(sess, next, logits, &err)) {
             cli_fail("decode", err.message);
             goto done;
@@ -620,6 +630,9 @@ int main(int argc, char **argv)
     }
     t2 = cli_now();
     printf("\n");
+    if (full)
+        fprintf(stderr, "generate: stopped: the context of %d tokens is full (%d of -n %d generated)%s\n", n_ctx, n_gen,
+                a.n, n_ctx < dintattn_model_config(model)->max_seq_len ? "; --ctx can raise it" : "");
     fprintf(stderr, "prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s | seed %llu | kernels %s\n",
             n_ids, n_ids / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9),
             a.sampling.seed, dintattn_kernels_name(dintattn_session_kernels(sess)));

@@ -160,5 +160,32 @@ expect_error "bad --think" $model --chat --think maybe
 expect_error "bad --think-history" $model --chat --think-history forget
 expect_error "bad --ctx" $model -p hi --ctx 0
 
+# a word that reads like a prompt where MODEL goes, or after it, points to -p
+expect_error "a prompt as MODEL" "In the beginning"
+grep -qx "generate: 'In the beginning' is not a file; to give a prompt, use -p \"In the beginning\" (MODEL is a .safetensors file)" "$tmp/err" &&
+    ok || bad "a prompt as MODEL: $(cat "$tmp/err")"
+expect_error "a prompt after MODEL" $model "In the beginning"
+grep -qx "generate: 'In the beginning' follows MODEL '$model'; to give a prompt, use -p \"In the beginning\"" "$tmp/err" &&
+    ok || bad "a prompt after MODEL: $(cat "$tmp/err")"
+# a missing file named as a path is just missing
+expect_error "a missing model path" "$tmp/none.safetensors" -p hi
+grep -q "cannot open" "$tmp/err" && ! grep -q -- "use -p" "$tmp/err" && ok || bad "a missing model path: $(cat "$tmp/err")"
+# --ctx past the model's context is said and the model's used; a generation that fills the
+# context says it stopped there (the model's context is 16 tokens; the prompt takes 12)
+max=16
+"$bin" $model -p "And God said" -n 1000 --temp 0 --ctx 100000 >"$tmp/ctx" 2>"$tmp/ctx.err" &&
+    grep -qx "generate: --ctx 100000 is past the model's context of $max: using $max" "$tmp/ctx.err" && ok ||
+    bad "--ctx past the model: $(cat "$tmp/ctx.err")"
+grep -qx "generate: stopped: the context of $max tokens is full (5 of -n 1000 generated)" "$tmp/ctx.err" && ok ||
+    bad "no word on stopping at the context's end: $(cat "$tmp/ctx.err")"
+"$bin" $model -p "And God said" -n 40 --temp 0 --ctx 14 >"$tmp/ctx14" 2>"$tmp/ctx14.err" &&
+    grep -qx "generate: stopped: the context of 14 tokens is full (3 of -n 40 generated); --ctx can raise it" "$tmp/ctx14.err" &&
+    ok || bad "--ctx 14: $(cat "$tmp/ctx14.err")"
+"$bin" $model -p "And God said" -n 2 --temp 0 >/dev/null 2>"$tmp/n2.err" && ! grep -q "stopped" "$tmp/n2.err" && ok ||
+    bad "-n 2 said it stopped at the context: $(cat "$tmp/n2.err")"
+# --help: each option's range and default, the limit of --threads, the kinds of --tokenizer file
+grep -q -- "--threads T .*" "$tmp/help" && grep -q "(1 to 256, default 2)" "$tmp/help" && ok || bad "--help: --threads limit"
+grep -q "a tiktoken rank file," "$tmp/help" && grep -q "or a model file" "$tmp/help" && ok || bad "--help: --tokenizer kinds"
+
 echo "generate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
