@@ -136,16 +136,21 @@ static int cmp_double(const void *a, const void *b)
 #endif
 #define CORETYPE "OPENBLAS_CORETYPE"
 
+/* bench may measure more threads than the other examples take (cli.h's CLI_MAX_THREADS): as many
+   as a session accepts, for the bandwidth and peak tests of the largest machines. */
+#define BENCH_MAX_THREADS 1024
+
 static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
     "             [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]\n"
     "             [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
-    "  --prompt N    prompt tokens for prefill (default 512, clamped to the context)\n"
-    "  --gen M       tokens decoded after the prompt (default 128)\n"
+    "  --prompt N    prompt tokens for prefill, 1 or more (default 512); N + M is cut to the\n"
+    "                model's context (M first, to context - 1; said on stderr when given)\n"
+    "  --gen M       tokens decoded after the prompt, 1 or more (default 128)\n"
     "  --threads T   session, load and OpenBLAS threads; also the bandwidth and peak tests\n"
-    "                (default 2)\n"
-    "  --batch B     the session's n_batch (default 0: the prompt's length up to 512)\n"
+    "                (1 to " CLI_STR(BENCH_MAX_THREADS) ", default 2)\n"
+    "  --batch B     the session's n_batch, 0 or more (default 0: the prompt's length up to 512)\n"
     CLI_ENGINE_USAGE
     "  --json        print one JSON object instead of the text report\n"
     "  -h, --help    this text\n";
@@ -153,6 +158,7 @@ static const char *usage =
 typedef struct args {
     cli_engine eng; /* MODEL, --threads, --weights, --precision, --kv, --kernels */
     int prompt, gen, batch, json;
+    int prompt_set, gen_set; /* given on the command line (a default cut to the context is no news) */
 } args;
 
 /* Returns 0, 1 for an error (printed), 3 for --help. */
@@ -181,9 +187,9 @@ static int parse_args(int argc, char **argv, args *a)
             if (r) return cli_fail(o, err.message);
             continue;
         }
-        if (!strcmp(o, "--prompt")) dst = &a->prompt;
-        else if (!strcmp(o, "--gen")) dst = &a->gen;
-        else if (!strcmp(o, "--threads")) dst = &a->eng.threads, hi = 1024;
+        if (!strcmp(o, "--prompt")) dst = &a->prompt, a->prompt_set = 1;
+        else if (!strcmp(o, "--gen")) dst = &a->gen, a->gen_set = 1;
+        else if (!strcmp(o, "--threads")) dst = &a->eng.threads, hi = BENCH_MAX_THREADS;
         else if (!strcmp(o, "--batch")) dst = &a->batch, lo = 0;
         else return cli_fail("unknown option (see --help)", o);
         if (cli_parse_int(val, lo, hi, dst)) {
@@ -1064,6 +1070,11 @@ int main(int argc, char **argv)
         dintattn_model_free(model);
         return cli_fail("the model's context is too short to benchmark", NULL);
     }
+    if (a.gen_set && M < a.gen)
+        fprintf(stderr, "bench: --gen %d is past the model's context of %d: using %d\n", a.gen, ctx, M);
+    if (a.prompt_set && N < a.prompt)
+        fprintf(stderr, "bench: --prompt %d with %d decoded tokens is past the model's context of %d: using %d\n",
+                a.prompt, M, ctx, N);
 
     cli_session_options(&a.eng, N + M, &so);
     /* a prompt up to the engine's default step runs as one chunk, the one

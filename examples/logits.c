@@ -22,10 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE                                                                                                \
-    "usage: logits MODEL.safetensors IDS OUT.bin [--decode | --chunk K] [--threads T] "                      \
-    "[--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast | --fast] "         \
-    "[--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8]"
+static const char *usage =
+    "usage: logits MODEL.safetensors IDS OUT.bin [options]\n"
+    "  IDS\tcomma-separated token ids, 1 to the model's context, each in [0, vocab_size)\n"
+    "  OUT.bin\treceives little-endian float32 logits, row-major [N, vocab_size]\n"
+    "  --decode\tone token at a time (default: one prefill of all ids)\n"
+    "  --chunk K\tprefills of K tokens, 1 or more (default: all ids at once)\n"
+    "  --threads T\tthreads for attention heads and matrix rows (" CLI_THREADS_RANGE ")\n"
+    CLI_ENGINE_USAGE
+    "  -h, --help\tthis text\n";
 
 int main(int argc, char **argv)
 {
@@ -42,7 +47,12 @@ int main(int argc, char **argv)
     argv = cli_aliases(&argc, argv);
 
     cli_engine_init(&eng);
-    if (argc < 4) return cli_fail(USAGE, NULL);
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            cli_usage(stdout, usage, 18);
+            return 0;
+        }
+    if (argc < 4) return cli_fail("usage: logits MODEL.safetensors IDS OUT.bin [options] (see --help)", NULL);
     for (i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0) chunk = 1;
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {

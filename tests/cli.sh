@@ -103,6 +103,11 @@ for src in "--ranks $toy" "$tokmodel"; do
     fi
 done
 case $("$tokenize" --ranks $toy "ab") in *[!0-9,]*|"") bad "tokenize prints ids as 1,2,3" ;; *) ok ;; esac
+# logits --help: the whole usage on stdout, each option's range and default; no arguments is an error
+"$bin" --help >"$tmp/help" 2>"$tmp/help.err" && [ ! -s "$tmp/help.err" ] && grep -q -- "--chunk K .*1 or more" "$tmp/help" &&
+    grep -q -- "--threads T .*(1 to 256, default 2)" "$tmp/help" && grep -q -- "--kv T" "$tmp/help" && ok || bad "logits --help"
+expect_error "logits: no arguments"
+grep -q "see --help" "$tmp/err" && ok || bad "logits without arguments: $(cat "$tmp/err")"
 bin=$tokenize
 expect_error "tokenize: no source" hello
 expect_error "tokenize: missing rank file" --ranks "$tmp/none.tiktoken" hello
@@ -118,7 +123,11 @@ expect_error "tokenize: missing file" --ranks $toy -f "$tmp/none.txt"
 if [ -x "$bench" ]; then
     "$bench" --help >"$tmp/help" 2>&1 && grep -q -- "--kernels" "$tmp/help" && grep -q -- "--weights" "$tmp/help" &&
         grep -q -- "--precision auto|exact" "$tmp/help" && grep -q "q4" "$tmp/help" && ok || bad "bench --help"
-    if "$bench" models/dint-kjv.safetensors --prompt 8 --gen 4 --weights q4 --precision exact --kv q8 --json >"$tmp/bench.json" 2>"$tmp/bench.err" &&
+    grep -q "(1 to 1024, default 2)" "$tmp/help" && ok || bad "bench --help: the limit of --threads"
+    # a --prompt past the context (256 tokens, 4 of them decoded) is cut to fit, and said so
+    if "$bench" models/dint-kjv.safetensors --prompt 300 --gen 4 --weights q4 --precision exact --kv q8 --json >"$tmp/bench.json" 2>"$tmp/bench.err" &&
+        grep -qx "bench: --prompt 300 with 4 decoded tokens is past the model's context of 256: using 252" "$tmp/bench.err" &&
+        grep -q '"prompt_tokens": 252,' "$tmp/bench.json" &&
         grep -q '"weights": "q4"' "$tmp/bench.json" && grep -q '"precision": "exact"' "$tmp/bench.json" &&
         grep -q '"kv": "q8"' "$tmp/bench.json" &&
         grep -q '"peak_f32_gflop_s": [0-9]' "$tmp/bench.json" && grep -q '"quality_reference": "f32"' "$tmp/bench.json" &&
