@@ -619,6 +619,44 @@ DINTATTN_API int dintattn_chat_has_template(const dintattn_model *model);
 DINTATTN_API int dintattn_chat_n_stops(const dintattn_model *model);
 DINTATTN_API const char *dintattn_chat_stop(const dintattn_model *model, int k);
 
+/* --- JSON reader: the loader's strict parser (RFC 8259, nesting at most 64 deep, no repeated
+   key in an object), for programs that read JSON requests or data files. A node is valid while its
+   dintattn_json lives; a NULL node (a key that is absent) reads as JSON null, and every reader
+   gives 0 / NULL for a node of another type, so a caller checks the type once. --- */
+
+typedef struct dintattn_json dintattn_json;
+typedef struct dintattn_json_node dintattn_json_node;
+typedef enum {
+    DINTATTN_JSON_NULL, DINTATTN_JSON_BOOL, DINTATTN_JSON_NUMBER, DINTATTN_JSON_STRING, DINTATTN_JSON_ARRAY,
+    DINTATTN_JSON_OBJECT
+} dintattn_json_kind;
+
+/* Parses len bytes (copied); DINTATTN_ERR_ARG with "<problem> at byte N" for bad JSON, DINTATTN_ERR_NOMEM. */
+DINTATTN_API dintattn_result dintattn_json_parse(const char *text, size_t len, dintattn_json **out, dintattn_error *err);
+/* Frees a parsed document and every node and string in it (NULL is allowed). */
+DINTATTN_API void dintattn_json_free(dintattn_json *json);
+/* The document's top-level value. */
+DINTATTN_API const dintattn_json_node *dintattn_json_root(const dintattn_json *json);
+/* The value of key `key` in object obj, or NULL if obj is no object or lacks the key. */
+DINTATTN_API const dintattn_json_node *dintattn_json_get(const dintattn_json *json, const dintattn_json_node *obj,
+                                                         const char *key);
+/* The node's type (DINTATTN_JSON_NULL for a NULL node). */
+DINTATTN_API dintattn_json_kind dintattn_json_type(const dintattn_json *json, const dintattn_json_node *node);
+/* A string's decoded bytes, NUL-terminated (the parser refuses U+0000, so *len is their strlen), or NULL for another type. */
+DINTATTN_API const char *dintattn_json_str(const dintattn_json *json, const dintattn_json_node *node, size_t *len);
+/* A number's value (0 for another type). */
+DINTATTN_API double dintattn_json_num(const dintattn_json *json, const dintattn_json_node *node);
+/* 1 if the node is a number written as an integer (no fraction, no exponent) that fits a long long, stored in *out. */
+DINTATTN_API int dintattn_json_int(const dintattn_json *json, const dintattn_json_node *node, long long *out);
+/* 1 for true, 0 for false or another type. */
+DINTATTN_API int dintattn_json_bool(const dintattn_json *json, const dintattn_json_node *node);
+/* An array's elements or an object's members: their count (0 for another type). */
+DINTATTN_API int dintattn_json_len(const dintattn_json *json, const dintattn_json_node *node);
+/* Element i of an array or the value of member i of an object (in document order), or NULL past the end. */
+DINTATTN_API const dintattn_json_node *dintattn_json_at(const dintattn_json *json, const dintattn_json_node *node, int i);
+/* The key of an object's member (a node dintattn_json_at gave for an object), else NULL. */
+DINTATTN_API const char *dintattn_json_key(const dintattn_json *json, const dintattn_json_node *node);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1160,6 +1198,123 @@ static const dintattn__jnode *dintattn__json_get(const dintattn__json *j, const 
     for (c = obj->child; c >= 0; c = j->nodes[c].next)
         if (strcmp(j->nodes[c].key, key) == 0) return &j->nodes[c];
     return NULL;
+}
+
+/* --- The public JSON reader: thin wrappers over the parser above. ----------------------------
+   A dintattn_json_node is a dintattn__jnode of the document. Each container's children are also
+   listed in one flat table (kids, from first[node]) so that dintattn_json_at is O(1) and walking an
+   array by index stays linear. */
+
+struct dintattn_json {
+    dintattn__json j;
+    int *first;               /* per node: where its children begin in kids */
+    int *kids;                /* every container's children, container by container */
+};
+
+typedef char dintattn__json_kinds_match[(DINTATTN__JNULL == (int)DINTATTN_JSON_NULL && DINTATTN__JBOOL == (int)DINTATTN_JSON_BOOL &&
+                                         DINTATTN__JNUM == (int)DINTATTN_JSON_NUMBER && DINTATTN__JSTR == (int)DINTATTN_JSON_STRING &&
+                                         DINTATTN__JARR == (int)DINTATTN_JSON_ARRAY && DINTATTN__JOBJ == (int)DINTATTN_JSON_OBJECT) ? 1 : -1];
+
+#define DINTATTN__JN(node) ((const dintattn__jnode *)(const void *)(node))
+
+DINTATTN_API void dintattn_json_free(dintattn_json *json)
+{
+    if (!json) return;
+    dintattn__json_free(&json->j);
+    DINTATTN_FREE(json->first);
+    DINTATTN_FREE(json->kids);
+    DINTATTN_FREE(json);
+}
+
+DINTATTN_API dintattn_result dintattn_json_parse(const char *text, size_t len, dintattn_json **out, dintattn_error *err)
+{
+    dintattn_json *json;
+    int i, c, at = 0;
+    if (!out) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_json_parse: out is NULL");
+    *out = NULL;
+    if (!text && len) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_json_parse: text is NULL");
+    json = (dintattn_json *)dintattn__alloc(sizeof *json);
+    if (!json) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory for a JSON document");
+    memset(json, 0, sizeof *json);
+    if (dintattn__json_parse(&json->j, text ? text : "", len) < 0) {
+        dintattn_result code = json->j.nomem ? DINTATTN_ERR_NOMEM : DINTATTN_ERR_ARG;
+        dintattn__fail(err, code, "%s", json->j.err);
+        dintattn_json_free(json);
+        return code;
+    }
+    json->first = (int *)dintattn__alloc(sizeof *json->first * (size_t)json->j.n_nodes);
+    json->kids = (int *)dintattn__alloc(sizeof *json->kids * (size_t)json->j.n_nodes);
+    if (!json->first || !json->kids) {
+        dintattn_json_free(json);
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory for a JSON document");
+    }
+    for (i = 0; i < json->j.n_nodes; i++) {
+        json->first[i] = at;
+        for (c = json->j.nodes[i].child; c >= 0; c = json->j.nodes[c].next) json->kids[at++] = c;
+    }
+    *out = json;
+    dintattn__ok(err);
+    return DINTATTN_OK;
+}
+
+DINTATTN_API const dintattn_json_node *dintattn_json_root(const dintattn_json *json)
+{
+    return json ? (const dintattn_json_node *)(const void *)&json->j.nodes[0] : NULL;
+}
+
+DINTATTN_API const dintattn_json_node *dintattn_json_get(const dintattn_json *json, const dintattn_json_node *obj,
+                                                         const char *key)
+{
+    if (!json || !key) return NULL;
+    return (const dintattn_json_node *)(const void *)dintattn__json_get(&json->j, DINTATTN__JN(obj), key);
+}
+
+DINTATTN_API dintattn_json_kind dintattn_json_type(const dintattn_json *json, const dintattn_json_node *node)
+{
+    (void)json;
+    return node ? (dintattn_json_kind)DINTATTN__JN(node)->type : DINTATTN_JSON_NULL;
+}
+
+DINTATTN_API const char *dintattn_json_str(const dintattn_json *json, const dintattn_json_node *node, size_t *len)
+{
+    int is_str = dintattn_json_type(json, node) == DINTATTN_JSON_STRING;
+    if (len) *len = is_str ? DINTATTN__JN(node)->str_len : 0;
+    return is_str ? DINTATTN__JN(node)->str : NULL;
+}
+
+DINTATTN_API double dintattn_json_num(const dintattn_json *json, const dintattn_json_node *node)
+{
+    return dintattn_json_type(json, node) == DINTATTN_JSON_NUMBER ? DINTATTN__JN(node)->num : 0.0;
+}
+
+DINTATTN_API int dintattn_json_int(const dintattn_json *json, const dintattn_json_node *node, long long *out)
+{
+    if (dintattn_json_type(json, node) != DINTATTN_JSON_NUMBER || !DINTATTN__JN(node)->is_int) return 0;
+    if (out) *out = DINTATTN__JN(node)->ival;
+    return 1;
+}
+
+DINTATTN_API int dintattn_json_bool(const dintattn_json *json, const dintattn_json_node *node)
+{
+    return dintattn_json_type(json, node) == DINTATTN_JSON_BOOL && DINTATTN__JN(node)->boolean;
+}
+
+DINTATTN_API int dintattn_json_len(const dintattn_json *json, const dintattn_json_node *node)
+{
+    dintattn_json_kind t = dintattn_json_type(json, node);
+    return t == DINTATTN_JSON_ARRAY || t == DINTATTN_JSON_OBJECT ? DINTATTN__JN(node)->n_children : 0;
+}
+
+DINTATTN_API const dintattn_json_node *dintattn_json_at(const dintattn_json *json, const dintattn_json_node *node, int i)
+{
+    if (!json || i < 0 || i >= dintattn_json_len(json, node)) return NULL;
+    return (const dintattn_json_node *)(const void *)&json->j.nodes[json->kids[json->first[DINTATTN__JN(node) - json->j.nodes] + i]];
+}
+
+DINTATTN_API const char *dintattn_json_key(const dintattn_json *json, const dintattn_json_node *node)
+{
+    (void)json;
+    return node ? DINTATTN__JN(node)->key : NULL;
 }
 
 /* --- safetensors ------------------------------------------------------------------------- */
