@@ -104,10 +104,11 @@ typedef enum dintattn_result {
 } dintattn_result;
 
 /* Every fallible call takes an optional dintattn_error: on failure it holds the code and one
-   line naming the key, tensor or argument at fault. */
+   line naming the key, tensor or argument at fault, and what to do next. 512 bytes: room for a
+   path twice over (a message that names the command to run on it) as well as the words. */
 typedef struct dintattn_error {
     dintattn_result code;
-    char message[256];
+    char message[512];
 } dintattn_error;
 
 typedef enum { DINTATTN_ATTN_STANDARD, DINTATTN_ATTN_DIFF, DINTATTN_ATTN_DINT } dintattn_attention;
@@ -670,6 +671,7 @@ DINTATTN_API const char *dintattn_json_key(const dintattn_json *json, const dint
 #define DINTATTN_IMPLEMENTATION_DONE
 
 #include <cblas.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1340,7 +1342,14 @@ typedef struct dintattn__file {
     int n_tensors;
     int minor;                /* the format's version: "1" (0) or "1.1" (1) */
     int tokenizer_file;       /* in: a tokenizer file (format "dintattn-tokenizer") will do; out: it is one */
+    const char *path;         /* while it is read, for the messages: the file's path (NULL: bytes in memory) */
 } dintattn__file;
+
+/* What a message calls the file being read. */
+static const char *dintattn__file_name(const dintattn__file *f)
+{
+    return f->path ? f->path : "the model in memory";
+}
 
 static void dintattn__file_close(dintattn__file *f)
 {
@@ -1468,12 +1477,95 @@ static dintattn_result dintattn__check_overlap(dintattn__file *f, dintattn_error
     return r;
 }
 
+/* s[0..n) as one shell word (single-quoted if it holds anything but [A-Za-z0-9/._+,:@=-]), so
+   that a message's command can be pasted as it is; cut to fit cap. */
+static void dintattn__shell_word(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t i, o = 0;
+    int plain = n > 0;
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (c && strchr("/._+,:@=-", c))))
+            plain = 0;
+    }
+    if (cap == 0) return;
+    if (!plain && o + 1 < cap) out[o++] = '\'';
+    for (i = 0; i < n && o + 5 < cap; i++) {
+        if (!plain && s[i] == '\'') { /* '\'' ends the quote, puts a quote, opens again */
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    if (!plain && o + 1 < cap) out[o++] = '\'';
+    out[o] = 0;
+}
+
+/* 1 if a tensor's name ends with suffix (and contains `also`, if given). */
+static int dintattn__has_tensor_like(const dintattn__file *f, const char *suffix, const char *also)
+{
+    size_t n = strlen(suffix);
+    int c;
+    for (c = f->header.nodes[0].child; c >= 0; c = f->header.nodes[c].next) { /* the header's keys */
+        const char *name = f->header.nodes[c].key;
+        size_t len = strlen(name);
+        if (len >= n && strcmp(name + len - n, suffix) == 0 && (!also || strstr(name, also))) return 1;
+    }
+    return 0;
+}
+
+/* The tools/convert.py --format of a checkpoint told by the tensor names that tell the layouts
+   apart (what the mismatch() of each layout in tools/layouts keys on: PolyNorm's act_fn is Motif's alone,
+   lambda_proj DIFF V2's, lambda_q1 without subln DiffLlama's, subln with out_proj unilm's), or NULL
+   when none is certain. Any layer index counts, so that every shard of a sharded checkpoint is
+   told. *decoder_like: the names look like a decoder's checkpoint at all. */
+static const char *dintattn__checkpoint_layout(const dintattn__file *f, int *decoder_like)
+{
+    *decoder_like = dintattn__has_tensor_like(f, "", "model.layers.") || dintattn__has_tensor_like(f, "", ".self_attn.") ||
+                    dintattn__has_tensor_like(f, "embed_tokens.weight", NULL) ||
+                    dintattn__has_tensor_like(f, "lm_head.weight", NULL);
+    if (dintattn__has_tensor_like(f, ".mlp.act_fn.weight", "layers.")) return "motif";
+    if (dintattn__has_tensor_like(f, ".lambda_proj.weight", "layers.")) return "diffv2";
+    if (dintattn__has_tensor_like(f, "token_emb.emb.weight", NULL) ||
+        dintattn__has_tensor_like(f, ".to_q.weight", "attn_layers.layers."))
+        return "xtransformers";
+    if (dintattn__has_tensor_like(f, ".self_attn.lambda_q1", "layers.") && !dintattn__has_tensor_like(f, ".subln.weight", NULL))
+        return "diffllama";
+    if (dintattn__has_tensor_like(f, ".subln.weight", "layers.") && dintattn__has_tensor_like(f, ".out_proj.weight", "layers."))
+        return "unilm";
+    return NULL;
+}
+
+/* The error for a safetensors file that is not a dintattn model (`why`: the metadata's fault): a
+   checkpoint's file, named by its layout, with the tools/convert.py command for its directory. */
+static dintattn_result dintattn__fail_not_dintattn(const dintattn__file *f, const char *why, dintattn_error *err)
+{
+    const char *layout, *slash = f->path ? strrchr(f->path, '/') : NULL;
+    char dir[200], what[64];
+    int decoder_like;
+    if (!f->path) snprintf(dir, sizeof dir, "DIR");
+    else if (!slash) snprintf(dir, sizeof dir, ".");
+    else dintattn__shell_word(dir, sizeof dir, f->path, slash == f->path ? 1 : (size_t)(slash - f->path));
+    layout = dintattn__checkpoint_layout(f, &decoder_like);
+    if (layout) snprintf(what, sizeof what, "a Hugging Face checkpoint (%s layout)", layout);
+    else if (decoder_like) snprintf(what, sizeof what, "a Hugging Face-style checkpoint");
+    else
+        return dintattn__fail(err, DINTATTN_ERR_METADATA,
+                              "%.200s is a safetensors file but not a dintattn model file (%s): give a dintattn model "
+                              "file, or convert a checkpoint's directory with python3 tools/convert.py --format auto "
+                              "%s out.safetensors (docs/tools.md)", dintattn__file_name(f), why, dir);
+    return dintattn__fail(err, DINTATTN_ERR_METADATA,
+                          "%.200s is %s, not a dintattn model file: convert its directory with python3 tools/convert.py "
+                          "--format auto %s out.safetensors (docs/tools.md)", dintattn__file_name(f), what, dir);
+}
+
 static dintattn_result dintattn__read_metadata(dintattn__file *f, const dintattn__jnode *meta, dintattn_error *err)
 {
     const dintattn__json *j = &f->header;
     const dintattn__jnode *fmt, *ver, *cfg;
     int c;
-    if (!meta) return dintattn__fail(err, DINTATTN_ERR_METADATA, "no __metadata__: not a dintattn model");
+    if (!meta) return dintattn__fail_not_dintattn(f, "no __metadata__", err);
     if (meta->type != DINTATTN__JOBJ)
         return dintattn__fail(err, DINTATTN_ERR_METADATA, "__metadata__ is not an object");
     for (c = meta->child; c >= 0; c = j->nodes[c].next)
@@ -1494,7 +1586,7 @@ static dintattn_result dintattn__read_metadata(dintattn__file *f, const dintattn
                               "dintattn_tokenizer_load");
     f->tokenizer_file = 0;
     if (!fmt || strcmp(fmt->str, "dintattn") != 0)
-        return dintattn__fail(err, DINTATTN_ERR_METADATA, "__metadata__ \"format\" is not \"dintattn\"");
+        return dintattn__fail_not_dintattn(f, "__metadata__ \"format\" is not \"dintattn\"", err);
     if (!ver || (strcmp(ver->str, "1") != 0 && strcmp(ver->str, "1.1") != 0))
         return dintattn__fail(err, DINTATTN_ERR_METADATA, "__metadata__ \"version\" is not \"1\" or \"1.1\"");
     f->minor = strcmp(ver->str, "1.1") == 0;
@@ -1510,21 +1602,40 @@ static dintattn_result dintattn__read_metadata(dintattn__file *f, const dintattn
 /* Parses and checks the container: header length, JSON, entries, offsets, metadata. */
 static dintattn_result dintattn__file_parse(dintattn__file *f, dintattn_error *err)
 {
-    uint64_t hlen = 0;
-    size_t data_size;
+    uint64_t hlen = 0, need, packed;
+    size_t data_size, first;
     const dintattn__jnode *root, *meta = NULL;
     int c, i, k;
     dintattn_result r;
     if (f->size < 8)
-        return dintattn__fail(err, DINTATTN_ERR_TRUNCATED, "file of %lu bytes is too short for a safetensors header",
+        return dintattn__fail(err, DINTATTN_ERR_TRUNCATED,
+                              "%.200s is not a safetensors file (%lu bytes, too short for a safetensors header): give a "
+                              "dintattn model file (docs/format.md section 2)", dintattn__file_name(f),
                               (unsigned long)f->size);
     for (i = 7; i >= 0; i--) hlen = hlen << 8 | f->bytes[i];
+    /* the header's first byte after JSON whitespace: a header is an object */
+    for (first = 8; first < f->size && first - 8 < hlen && strchr(" \t\r\n", f->bytes[first]) && f->bytes[first]; first++) {}
+    /* a header that begins as JSON and is of a plausible length is a file cut short; else the
+       eight bytes were never a safetensors header length (a text file's first characters) */
+    if (hlen > f->size - 8 && first < f->size && f->bytes[first] == '{' && hlen <= DINTATTN__MAX_HEADER)
+        return dintattn__fail(err, DINTATTN_ERR_TRUNCATED,
+                              "%.200s is truncated: the file has %lu of the %llu bytes its header describes (copy or "
+                              "download it again)", dintattn__file_name(f), (unsigned long)f->size,
+                              (unsigned long long)hlen + 8);
     if (hlen > f->size - 8)
-        return dintattn__fail(err, DINTATTN_ERR_TRUNCATED, "header length %llu runs past the end of the %lu-byte file",
+        return dintattn__fail(err, DINTATTN_ERR_HEADER,
+                              "%.200s is not a safetensors file (header length %llu runs past the end of its %lu bytes): "
+                              "give a dintattn model file (docs/format.md section 2)", dintattn__file_name(f),
                               (unsigned long long)hlen, (unsigned long)f->size);
     if (hlen < 2 || hlen > DINTATTN__MAX_HEADER)
-        return dintattn__fail(err, DINTATTN_ERR_HEADER, "header length %llu is not in [2, %u]",
-                              (unsigned long long)hlen, DINTATTN__MAX_HEADER);
+        return dintattn__fail(err, DINTATTN_ERR_HEADER,
+                              "%.200s is not a safetensors file (header length %llu is not in [2, %u]): give a dintattn "
+                              "model file (docs/format.md section 2)", dintattn__file_name(f), (unsigned long long)hlen,
+                              DINTATTN__MAX_HEADER);
+    if (first == 8 + hlen || f->bytes[first] != '{')
+        return dintattn__fail(err, DINTATTN_ERR_HEADER,
+                              "%.200s is not a safetensors file (its header does not begin with '{'): give a dintattn "
+                              "model file (docs/format.md section 2)", dintattn__file_name(f));
     if (dintattn__json_parse(&f->header, (const char *)f->bytes + 8, (size_t)hlen) < 0)
         return dintattn__fail(err, f->header.nomem ? DINTATTN_ERR_NOMEM : DINTATTN_ERR_HEADER, "header JSON: %s",
                               f->header.err);
@@ -1533,6 +1644,37 @@ static dintattn_result dintattn__file_parse(dintattn__file *f, dintattn_error *e
     data_size = f->size - 8 - (size_t)hlen;
     f->tensors = (dintattn__tensor *)dintattn__calloc((size_t)root->n_children + 1, sizeof *f->tensors);
     if (!f->tensors) return dintattn__fail(err, DINTATTN_ERR_NOMEM, "out of memory reading the header");
+    /* the furthest end the entries' data_offsets give: past the data, with the tensors packed
+       as writers pack them (gaps of at most 64 bytes each, for alignment), the file was cut
+       short; an absurd offset is refused below, by the entry's name */
+    for (c = root->child, need = 0, packed = 0, k = 0; c >= 0; c = f->header.nodes[c].next, k++) {
+        const dintattn__jnode *e = &f->header.nodes[c];
+        const dintattn__jnode *off = e->type == DINTATTN__JOBJ ? dintattn__json_get(&f->header, e, "data_offsets") : NULL;
+        const dintattn__jnode *a = off && off->type == DINTATTN__JARR && off->n_children == 2
+                                       ? &f->header.nodes[off->child] : NULL;
+        const dintattn__jnode *b = a ? &f->header.nodes[a->next] : NULL;
+        if (!a || a->type != DINTATTN__JNUM || b->type != DINTATTN__JNUM || !a->is_int || !b->is_int || a->ival < 0 ||
+            b->ival < a->ival)
+            continue;
+        if ((uint64_t)b->ival > need) need = (uint64_t)b->ival;
+        packed = (uint64_t)(b->ival - a->ival) > UINT64_MAX - packed ? UINT64_MAX : packed + (uint64_t)(b->ival - a->ival);
+    }
+    if (need > data_size && packed <= need && need - packed <= 64 * (uint64_t)(k + 1))
+        return dintattn__fail(err, DINTATTN_ERR_TRUNCATED,
+                              "%.200s is truncated: the file has %lu of the %llu bytes its header describes (copy or "
+                              "download it again)", dintattn__file_name(f), (unsigned long)f->size,
+                              (unsigned long long)(8 + hlen + need));
+    /* another program's safetensors file (a checkpoint's) is told as such before its entries,
+       whose dtypes and names need not be ours */
+    if ((meta = dintattn__json_get(&f->header, root, "__metadata__")) == NULL)
+        return dintattn__fail_not_dintattn(f, "no __metadata__", err);
+    if (meta->type == DINTATTN__JOBJ) {
+        const dintattn__jnode *fmt = dintattn__json_get(&f->header, meta, "format");
+        if (!fmt || (fmt->type == DINTATTN__JSTR && strcmp(fmt->str, "dintattn") != 0 &&
+                     strcmp(fmt->str, "dintattn-tokenizer") != 0))
+            return dintattn__fail_not_dintattn(f, "__metadata__ \"format\" is not \"dintattn\"", err);
+    }
+    meta = NULL;
     k = 0;
     for (c = root->child; c >= 0; c = f->header.nodes[c].next) {
         const dintattn__jnode *e = &f->header.nodes[c];
@@ -1552,15 +1694,66 @@ static dintattn_result dintattn__file_parse(dintattn__file *f, dintattn_error *e
     return dintattn__read_metadata(f, meta, err);
 }
 
+/* The error for a directory given as a model: a Hugging Face checkpoint's (it has a config.json;
+   its model_type named) with the tools/convert.py command, else what to give instead. */
+static dintattn_result dintattn__fail_directory(const char *path, dintattn_error *err)
+{
+    char word[240], file[600], type[64] = "", some[128] = "";
+    size_t n = strlen(path);
+    DIR *d = opendir(path);
+    FILE *cfg;
+    struct dirent *e;
+    while (n > 1 && path[n - 1] == '/') n--;
+    dintattn__shell_word(word, sizeof word, path, n);
+    while (d && (e = readdir(d)) != NULL) { /* a .safetensors file in it, to name */
+        size_t len = strlen(e->d_name);
+        if (len > 12 && strcmp(e->d_name + len - 12, ".safetensors") == 0 && (!some[0] || strcmp(e->d_name, some) < 0))
+            snprintf(some, sizeof some, "%.120s", e->d_name);
+    }
+    if (d) closedir(d);
+    snprintf(file, sizeof file, "%.*s/config.json", (int)(n < 500 ? n : 500), path);
+    if ((cfg = fopen(file, "rb")) != NULL) {
+        /* config.json's model_type: a checkpoint's config is a few KB; 1 MiB is ample */
+        char *text = (char *)DINTATTN_MALLOC(1u << 20);
+        size_t got = text ? fread(text, 1, 1u << 20, cfg) : 0;
+        dintattn__json j;
+        memset(&j, 0, sizeof j);
+        if (got && dintattn__json_parse(&j, text, got) == 0 && j.nodes[0].type == DINTATTN__JOBJ) {
+            const dintattn__jnode *t = dintattn__json_get(&j, &j.nodes[0], "model_type");
+            if (t && t->type == DINTATTN__JSTR) snprintf(type, sizeof type, " (model_type \"%.40s\")", t->str);
+        }
+        dintattn__json_free(&j);
+        DINTATTN_FREE(text);
+        fclose(cfg);
+        return dintattn__fail(err, DINTATTN_ERR_IO,
+                              "%.200s is a Hugging Face checkpoint directory%s, not a dintattn model file: convert it "
+                              "with python3 tools/convert.py --format auto %s out.safetensors (docs/tools.md)", path,
+                              type, word);
+    }
+    if (some[0])
+        return dintattn__fail(err, DINTATTN_ERR_IO,
+                              "%.200s is a directory, not a model file: give a dintattn model file in it (such as %s/%s), "
+                              "or convert a Hugging Face checkpoint with python3 tools/convert.py --format auto %s "
+                              "out.safetensors (docs/tools.md)", path, word, some, word);
+    return dintattn__fail(err, DINTATTN_ERR_IO,
+                          "%.200s is a directory, not a model file: give a dintattn model file (a .safetensors file "
+                          "that tools/convert.py wrote)", path);
+}
+
 static dintattn_result dintattn__file_map(dintattn__file *f, const char *path, dintattn_error *err)
 {
     struct stat st;
     int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block us before fstat refuses it */
     if (fd < 0) return dintattn__fail(err, DINTATTN_ERR_IO, "cannot open '%.200s': %s", path, strerror(errno));
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return dintattn__fail_directory(path, err);
+    }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return dintattn__fail(err, DINTATTN_ERR_IO, "'%.200s' is not a regular file", path);
     }
+    f->path = path;
     if ((unsigned long long)st.st_size > (unsigned long long)SIZE_MAX) {
         close(fd);
         return dintattn__fail(err, DINTATTN_ERR_IO, "'%.200s' is too large to map", path);
@@ -3084,7 +3277,9 @@ DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintatt
         dintattn_model_free(m);
         return r;
     }
-    return dintattn__model_finish(m, opt, out, err);
+    if ((r = dintattn__model_finish(m, opt, out, err))) return r;
+    (*out)->file.path = NULL; /* the caller's string: not kept past the load */
+    return DINTATTN_OK;
 }
 
 DINTATTN_API dintattn_result dintattn_model_load_memory(const void *data, size_t size,

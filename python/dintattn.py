@@ -74,7 +74,7 @@ _int_p, _float_p = _P(c_int), _P(ctypes.c_float)
 
 
 class _Error(ctypes.Structure):
-    _fields_ = [("code", c_int), ("message", ctypes.c_char * 256)]
+    _fields_ = [("code", c_int), ("message", ctypes.c_char * 512)]
 
 
 class _RopeScaling(ctypes.Structure):

@@ -467,8 +467,9 @@ static edit_case entry_cases[] = {
      DINTATTN_ERR_HEADER, "'norm.weight'", "data_offsets"},
     {"refuses_reversed_data_offsets", DIFF, HDR, "[5856,5952]", "[5952,5856]", 0, DINTATTN_ERR_OFFSETS,
      "'norm.weight'", NULL},
-    {"refuses_data_offsets_past_the_data", DIFF, HDR, "[5856,5952]", "[84768,84864]", 0, DINTATTN_ERR_OFFSETS,
-     "'norm.weight'", NULL},
+    /* past the data with the tensors packed: a file cut short, as far as the header can tell */
+    {"refuses_data_offsets_past_the_data", DIFF, HDR, "[5856,5952]", "[84768,84864]", 0, DINTATTN_ERR_TRUNCATED,
+     "is truncated: the file has 87880 of the 87976 bytes its header describes", NULL},
     {"refuses_data_offsets_at_int64_max", DIFF, HDR, "[5856,5952]", "[9223372036854775711,9223372036854775807]", 0,
      DINTATTN_ERR_OFFSETS, "'norm.weight'", NULL},
     {"refuses_span_smaller_than_shape_needs", DIFF, HDR, NORM_HEAD,
@@ -732,21 +733,26 @@ typedef struct raw_case {
 static raw_case raw_cases[] = {
     {"refuses_header_length_0", "", 0, 0, 0, DINTATTN_ERR_HEADER, "header length 0"},
     {"refuses_header_length_1", "{", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "header length 1"},
-    {"refuses_header_length_past_end_of_file", "{}", 0, 1000, 0, DINTATTN_ERR_TRUNCATED, "header length 1000"},
-    {"refuses_header_length_one_past_end_of_file", "{}", 0, 3, 0, DINTATTN_ERR_TRUNCATED, "header length 3"},
-    {"refuses_header_length_uint64_max", "{}", 0, UINT64_MAX, 0, DINTATTN_ERR_TRUNCATED, "18446744073709551615"},
-    {"refuses_header_length_2_pow_63", "{}", 0, UINT64_C(1) << 63, 0, DINTATTN_ERR_TRUNCATED, "header length"},
-    {"refuses_header_that_is_not_json", "hello, world", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "header JSON"},
+    /* a header that begins as JSON, of a plausible length: the file was cut short */
+    {"refuses_header_length_past_end_of_file", "{}", 0, 1000, 0, DINTATTN_ERR_TRUNCATED,
+     "is truncated: the file has 10 of the 1008 bytes its header describes"},
+    {"refuses_header_length_one_past_end_of_file", "{}", 0, 3, 0, DINTATTN_ERR_TRUNCATED,
+     "is truncated: the file has 10 of the 11 bytes its header describes"},
+    /* a length no header has: the file never was safetensors */
+    {"refuses_header_length_uint64_max", "{}", 0, UINT64_MAX, 0, DINTATTN_ERR_HEADER,
+     "is not a safetensors file (header length 18446744073709551615 runs past the end of its 10 bytes)"},
+    {"refuses_header_length_2_pow_63", "{}", 0, UINT64_C(1) << 63, 0, DINTATTN_ERR_HEADER,
+     "is not a safetensors file (header length 9223372036854775808 runs past"},
+    {"refuses_header_that_is_not_json", "hello, world", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a safetensors file (its header does not begin with '{')"},
     {"refuses_truncated_header_json", "{\"norm.weight\":{\"dtype\":\"F32\",\"shape\":[", 0, ACTUAL, 0,
      DINTATTN_ERR_HEADER, "end of JSON"},
     {"refuses_unterminated_string_in_header", "{\"norm.weight", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "unterminated"},
-    {"refuses_header_that_is_an_array", "[{\"__metadata__\":{}}]", 0, ACTUAL, 0, DINTATTN_ERR_HEADER,
-     "not a JSON object"},
-    {"refuses_header_that_is_a_string", "\"dintattn\"", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a JSON object"},
+    {"refuses_header_that_is_an_array", "[{\"__metadata__\":{}}]", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a safetensors file (its header does not begin with '{')"},
+    {"refuses_header_that_is_a_string", "\"dintattn\"", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a safetensors file (its header does not begin with '{')"},
     {"refuses_trailing_garbage_after_header", "{} x", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "trailing"},
     {"refuses_two_header_objects", "{}{}", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "trailing"},
-    {"refuses_whitespace_only_header", "        ", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "end of JSON"},
-    {"refuses_nul_bytes_as_header", "\0\0\0\0\0\0\0\0", 8, ACTUAL, 0, DINTATTN_ERR_HEADER, "header JSON"},
+    {"refuses_whitespace_only_header", "        ", 0, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a safetensors file (its header does not begin with '{')"},
+    {"refuses_nul_bytes_as_header", "\0\0\0\0\0\0\0\0", 8, ACTUAL, 0, DINTATTN_ERR_HEADER, "not a safetensors file (its header does not begin with '{')"},
     {"refuses_nul_padding_after_header", "{}\0\0\0\0\0\0", 8, ACTUAL, 0, DINTATTN_ERR_HEADER, "trailing"},
     {"refuses_empty_header_object_as_not_a_model", "{}", 0, ACTUAL, 0, DINTATTN_ERR_METADATA, "__metadata__"},
     {"refuses_file_without_metadata", "{\"norm.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 0,
@@ -768,7 +774,7 @@ static raw_case raw_cases[] = {
      DINTATTN_ERR_MISSING_TENSOR, "'tok_embeddings.weight'"},
     {"refuses_tensor_entry_when_data_section_is_empty",
      "{" META_OK TINY_CONFIG "},\"norm.weight\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 0, ACTUAL,
-     0, DINTATTN_ERR_OFFSETS, "'norm.weight'"},
+     0, DINTATTN_ERR_TRUNCATED, "is truncated: the file has 269 of the 277 bytes its header describes"},
 };
 
 static void run_raw_case(void **state)
@@ -941,9 +947,9 @@ static void test_refuses_deeply_nested_header(void **state)
     docs[1] = closed;
     docs[2] = objs;
     docs[3] = in_entry;
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 4; i++) { /* an array is no header: only objects are parsed */
         blob b = assemble_raw(strlen(docs[i]), docs[i], strlen(docs[i]), NULL, 0, NULL, 0);
-        expect_refused(b.p, b.n, DINTATTN_ERR_HEADER, "nested too deeply");
+        expect_refused(b.p, b.n, DINTATTN_ERR_HEADER, i < 2 ? "is not a safetensors file" : "nested too deeply");
         xfree(b.p);
     }
     xfree(open);
@@ -1079,12 +1085,32 @@ static void test_refuses_file_shorter_than_8_bytes(void **state)
     expect_refused("\x02\0\0\0\0\0\0", 7, DINTATTN_ERR_TRUNCATED, "7 bytes");
 }
 
+/* As expect_file_refused, the message exactly `want` with "%s" standing for the path. */
+static void expect_file_message(const char *path, dintattn_result code, const char *want)
+{
+    char full[1024];
+    dintattn_model *m = SENTINEL;
+    dintattn_error err;
+    snprintf(full, sizeof full, want, path);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(dintattn_model_load(path, NULL, &m, &err), code);
+    assert_null(m);
+    assert_int_equal(err.code, code);
+    assert_string_equal(err.message, full);
+}
+
+/* The fixture (3104 header bytes, 87872 in all) cut inside the header, after it, and 4 bytes
+   short: each time the one message a cut file gets, with what it has and what it needs. */
 static void test_refuses_file_cut_inside_header(void **state)
 {
     blob b = read_fixture(DIFF);
     const char *path = write_temp(b.p, 100);
     (void)state;
-    expect_file_refused(path, DINTATTN_ERR_TRUNCATED, "header length 3096");
+    assert_int_equal(8 + header_len(&b), 3104);
+    assert_int_equal(b.n, 87872);
+    expect_file_message(path, DINTATTN_ERR_TRUNCATED,
+                        "%s is truncated: the file has 100 of the 3104 bytes its header describes (copy or download "
+                        "it again)");
     remove_temp();
     xfree(b.p);
 }
@@ -1094,7 +1120,9 @@ static void test_refuses_file_cut_after_header(void **state)
     blob b = read_fixture(DIFF);
     const char *path = write_temp(b.p, 8 + (size_t)header_len(&b));
     (void)state;
-    expect_file_refused(path, DINTATTN_ERR_OFFSETS, "'tok_embeddings.weight'");
+    expect_file_message(path, DINTATTN_ERR_TRUNCATED,
+                        "%s is truncated: the file has 3104 of the 87872 bytes its header describes (copy or download "
+                        "it again)");
     remove_temp();
     xfree(b.p);
 }
@@ -1104,9 +1132,173 @@ static void test_refuses_file_missing_its_last_bytes(void **state)
     blob b = read_fixture(DIFF);
     const char *path = write_temp(b.p, b.n - 4);
     (void)state;
-    expect_file_refused(path, DINTATTN_ERR_OFFSETS, "'layers.1.ffn.w_down'");
+    expect_file_message(path, DINTATTN_ERR_TRUNCATED,
+                        "%s is truncated: the file has 87868 of the 87872 bytes its header describes (copy or download "
+                        "it again)");
+    expect_refused(b.p, b.n - 4, DINTATTN_ERR_TRUNCATED,
+                   "the model in memory is truncated: the file has 87868 of the 87872 bytes its header describes");
     remove_temp();
     xfree(b.p);
+}
+
+/* A text file (a README) as the model: its first 8 bytes read as a header length no file has. */
+static void test_refuses_text_file_as_not_safetensors(void **state)
+{
+    static const char text[] = "# dintattn\n\nDifferential attention on a CPU.\n";
+    const char *path = write_temp(text, sizeof text - 1);
+    char want[200];
+    unsigned long long hlen = 0;
+    int i;
+    (void)state;
+    for (i = 7; i >= 0; i--) hlen = hlen << 8 | (unsigned char)text[i]; /* "# dintat", little-endian */
+    assert_true(hlen == 0x7461746e69642023ull);
+    snprintf(want, sizeof want, "%%s is not a safetensors file (header length %llu runs past the end of its 45 bytes): "
+             "give a dintattn model file (docs/format.md section 2)", hlen);
+    expect_file_message(path, DINTATTN_ERR_HEADER, want);
+    remove_temp();
+    /* a plausible length but no JSON object after it */
+    {
+        blob b = assemble_raw(6, "[1, 2]", 6, NULL, 0, NULL, 0);
+        path = write_temp(b.p, b.n);
+        expect_file_message(path, DINTATTN_ERR_HEADER,
+                            "%s is not a safetensors file (its header does not begin with '{'): give a dintattn model "
+                            "file (docs/format.md section 2)");
+        remove_temp();
+        xfree(b.p);
+    }
+    expect_file_refused("README.md", DINTATTN_ERR_HEADER, "README.md is not a safetensors file (header length ");
+}
+
+/* A checkpoint's safetensors file: another program's format metadata ("pt", as transformers
+   writes) and its tensor names, which tell tools/convert.py's layout as --format auto would. */
+typedef struct checkpoint_case {
+    const char *what;   /* what the message calls it */
+    const char *names[3];
+} checkpoint_case;
+
+static const checkpoint_case checkpoint_cases[] = {
+    {"a Hugging Face checkpoint (motif layout)",
+     {"model.layers.0.self_attn.subln.weight", "model.layers.3.mlp.act_fn.weight", "model.embed_tokens.weight"}},
+    {"a Hugging Face checkpoint (diffllama layout)",
+     {"model.layers.0.self_attn.lambda_q1", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"}},
+    {"a Hugging Face checkpoint (diffv2 layout)",
+     {"model.layers.7.self_attn.lambda_proj.weight", "model.layers.7.self_attn.q_proj.weight", "lm_head.weight"}},
+    {"a Hugging Face checkpoint (unilm layout)",
+     {"layers.0.attn.subln.weight", "layers.0.attn.out_proj.weight", "layers.0.attn.lambda_q1"}},
+    {"a Hugging Face checkpoint (xtransformers layout)",
+     {"token_emb.emb.weight", "attn_layers.layers.0.1.to_q.weight", "to_logits.weight"}},
+    /* a decoder none of the layouts claims for certain: --format auto still decides */
+    {"a Hugging Face-style checkpoint",
+     {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.mlp.gate_proj.weight", "model.norm.weight"}},
+};
+
+/* The header of a checkpoint file holding the three tensors, BF16 [2] each. */
+static blob checkpoint_file(const checkpoint_case *c, const char *format)
+{
+    char hdr[1024];
+    static const unsigned char data[12];
+    snprintf(hdr, sizeof hdr,
+             "{\"__metadata__\":{\"format\":\"%s\"},\"%s\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]},"
+             "\"%s\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[4,8]},"
+             "\"%s\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[8,12]}}",
+             format, c->names[0], c->names[1], c->names[2]);
+    return assemble(hdr, data, sizeof data, 0);
+}
+
+static void test_refuses_checkpoint_naming_its_layout_and_the_converter(void **state)
+{
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof checkpoint_cases / sizeof checkpoint_cases[0]; i++) {
+        const checkpoint_case *c = &checkpoint_cases[i];
+        blob b = checkpoint_file(c, "pt");
+        const char *path = write_temp(b.p, b.n);
+        char want[600];
+        snprintf(want, sizeof want,
+                 "%%s is %s, not a dintattn model file: convert its directory with python3 tools/convert.py "
+                 "--format auto /tmp out.safetensors (docs/tools.md)", c->what);
+        expect_file_message(path, DINTATTN_ERR_METADATA, want);
+        remove_temp();
+        snprintf(want, sizeof want,
+                 "the model in memory is %s, not a dintattn model file: convert its directory with python3 "
+                 "tools/convert.py --format auto DIR out.safetensors (docs/tools.md)", c->what);
+        {
+            dintattn_model *m = SENTINEL;
+            dintattn_error err;
+            assert_int_equal(dintattn_model_load_memory(b.p, b.n, NULL, &m, &err), DINTATTN_ERR_METADATA);
+            assert_null(m);
+            assert_string_equal(err.message, want);
+        }
+        xfree(b.p);
+    }
+}
+
+/* A safetensors file of no known kind, in a directory whose name needs quoting in a shell. */
+static void test_refuses_foreign_safetensors_with_a_pasteable_command(void **state)
+{
+    static const checkpoint_case c = {"", {"a", "b", "c"}};
+    char dir[64] = "/tmp/dintattn test's XXXXXX", path[128], want[600];
+    blob b = checkpoint_file(&c, "numpy");
+    FILE *f;
+    (void)state;
+    if (!mkdtemp(dir)) failf("mkdtemp failed");
+    snprintf(path, sizeof path, "%s/weights.safetensors", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b.p, 1, b.n, f), b.n);
+    fclose(f);
+    snprintf(want, sizeof want,
+             "%%s is a safetensors file but not a dintattn model file (__metadata__ \"format\" is not \"dintattn\"): "
+             "give a dintattn model file, or convert a checkpoint's directory with python3 tools/convert.py "
+             "--format auto '/tmp/dintattn test'\\''s %s' out.safetensors (docs/tools.md)", dir + 21);
+    expect_file_message(path, DINTATTN_ERR_METADATA, want);
+    unlink(path);
+    rmdir(dir);
+    xfree(b.p);
+}
+
+/* A directory as the model: a checkpoint's (config.json) gets the converter's command with its
+   model_type; one holding safetensors files names one; any other is no model. */
+static void test_refuses_directory_saying_what_to_give(void **state)
+{
+    char dir[64] = "/tmp/dintattn_test_dir_XXXXXX", file[128], want[800];
+    FILE *f;
+    (void)state;
+    if (!mkdtemp(dir)) failf("mkdtemp failed");
+    snprintf(want, sizeof want, "%s is a directory, not a model file: give a dintattn model file (a .safetensors file "
+             "that tools/convert.py wrote)", dir);
+    expect_file_message(dir, DINTATTN_ERR_IO, want);
+    snprintf(file, sizeof file, "%s/b.safetensors", dir);
+    fclose(fopen(file, "wb"));
+    snprintf(file, sizeof file, "%s/a.safetensors", dir);
+    fclose(fopen(file, "wb"));
+    snprintf(want, sizeof want, "%s is a directory, not a model file: give a dintattn model file in it (such as "
+             "%s/a.safetensors), or convert a Hugging Face checkpoint with python3 tools/convert.py --format auto "
+             "%s out.safetensors (docs/tools.md)", dir, dir, dir);
+    expect_file_message(dir, DINTATTN_ERR_IO, want);
+    snprintf(file, sizeof file, "%s/config.json", dir);
+    f = fopen(file, "wb");
+    assert_non_null(f);
+    fputs("{\"architectures\": [\"DiffLlamaForCausalLM\"], \"model_type\": \"diffllama\"}\n", f);
+    fclose(f);
+    snprintf(want, sizeof want, "%s is a Hugging Face checkpoint directory (model_type \"diffllama\"), not a dintattn "
+             "model file: convert it with python3 tools/convert.py --format auto %s out.safetensors (docs/tools.md)",
+             dir, dir);
+    expect_file_message(dir, DINTATTN_ERR_IO, want);
+    { /* a trailing slash is the same directory */
+        char slash[80];
+        snprintf(slash, sizeof slash, "%s/", dir);
+        snprintf(want, sizeof want, "%s/ is a Hugging Face checkpoint directory (model_type \"diffllama\"), not a "
+                 "dintattn model file: convert it with python3 tools/convert.py --format auto %s out.safetensors "
+                 "(docs/tools.md)", dir, dir);
+        expect_file_message(slash, DINTATTN_ERR_IO, want);
+    }
+    unlink(file);
+    snprintf(file, sizeof file, "%s/a.safetensors", dir);
+    unlink(file);
+    snprintf(file, sizeof file, "%s/b.safetensors", dir);
+    unlink(file);
+    rmdir(dir);
 }
 
 static void test_loads_file_with_trailing_bytes(void **state)
@@ -1320,6 +1512,10 @@ int main(void)
         cmocka_unit_test(test_refuses_file_cut_inside_header),
         cmocka_unit_test(test_refuses_file_cut_after_header),
         cmocka_unit_test(test_refuses_file_missing_its_last_bytes),
+        cmocka_unit_test(test_refuses_text_file_as_not_safetensors),
+        cmocka_unit_test(test_refuses_checkpoint_naming_its_layout_and_the_converter),
+        cmocka_unit_test(test_refuses_foreign_safetensors_with_a_pasteable_command),
+        cmocka_unit_test(test_refuses_directory_saying_what_to_give),
     };
     const struct CMUnitTest args[] = {
         cmocka_unit_test(test_load_refuses_null_path),

@@ -471,8 +471,9 @@ class Errors(unittest.TestCase):
         self.assertEqual(e.exception.name, "i/o error")
         with self.assertRaises(dintattn.DintattnError) as e:
             dintattn.Model(os.path.join(FIXTURES, "manifest.txt"))  # not a safetensors file
-        self.assertNotEqual(e.exception.code, dintattn.OK)
-        self.assertTrue(e.exception.message)
+        self.assertEqual(e.exception.result, "ERR_HEADER")
+        self.assertRegex(e.exception.message, r"^.*/manifest\.txt is not a safetensors file \(header length \d+ runs past "
+                         r"the end of its \d+ bytes\): give a dintattn model file \(docs/format\.md section 2\)$")
 
         name, ids = FIXTURE_LIST[0]
         model = dintattn.Model(fixture(name))
