@@ -52,20 +52,24 @@
 
 static const char *usage =
     "usage: needle MODEL [options]      multi-needle retrieval accuracy by depth and context length\n"
-    "  --lengths L1,L2,...  prompt lengths in tokens (default: 1024, 2048, ... and the longest\n"
-    "                       that fits the model's context with --max-tokens answer tokens)\n"
-    "  --depths D1,D2,...   depths of the answer needle in % of the context (default 0,25,50,75,100)\n"
-    "  --needles N          needles per prompt, each a distinct city (default 8; at most 64)\n"
-    "  --asked R            cities the question asks for, the answer needle's among them (default 1)\n"
-    "  --samples S          samples per (depth, length) cell (default 50, as the papers)\n"
-    "  --seed X             random seed of the needles, numbers and places (default 1)\n"
+    "  --lengths L1,L2,...  prompt lengths in tokens, up to " CLI_STR(MAX_LENGTHS) " of them, each leaving room in\n"
+    "                       the model's context for --max-tokens answer tokens (default: 1024,\n"
+    "                       2048, ... and the longest that fits)\n"
+    "  --depths D1,D2,...   depths of the answer needle in % of the context, 0 to 100, up to\n"
+    "                       " CLI_STR(MAX_DEPTHS) " of them (default 0,25,50,75,100)\n"
+    "  --needles N          needles per prompt, each a distinct city, 1 to 64 (default 8)\n"
+    "  --asked R            cities the question asks for, the answer needle's among them, 1 to\n"
+    "                       --needles (default 1)\n"
+    "  --samples S          samples per (depth, length) cell, 1 to 1000000 (default 50, as the papers)\n"
+    "  --seed X             random seed of the needles, numbers and places, 0 to 2^64-1 (default 1)\n"
     "  --filler FILE        the haystack's text: FILE's words, repeated and cut to length (default:\n"
     "                       sentences made from a built-in word list, the same in every prompt)\n"
-    "  --max-tokens M       tokens generated per answer at most (default 12)\n"
+    "  --max-tokens M       tokens generated per answer at most, 1 to the model's context - 1\n"
+    "                       (default 12)\n"
     "  --json               one JSON object: the grid and every sample, instead of the table\n"
     "  --prompts            with --json, each sample's prompt text too\n"
     "  --svg OUT.svg        also write the grid as an SVG heatmap\n"
-    "  --threads T          threads for attention heads and matrix rows (default 2)\n"
+    "  --threads T          threads for attention heads and matrix rows (" CLI_THREADS_RANGE ")\n"
     CLI_ENGINE_USAGE
     "  --extract TEXT       no model: print the number the scoring takes from TEXT\n"
     "  --answer NUMBER      with --extract: also whether it counts as correct\n"
@@ -801,7 +805,7 @@ int main(int argc, char **argv)
             cell *c = &grid[di * a.n_lengths + li];
             double tc = cli_now();
             for (s = 0; s < a.samples; s++) {
-                int lo_w = 0, hi_w = fl.n, n, n_pre, needle_tok, needle_len, hay_end, bos_n, n_gen = 0, has, correct;
+                int lo_w = 0, hi_w = fl.n, n, n_pre, needle_tok, needle_len, hay_end, bos_n, n_gen = 0, n_kept, has, correct;
                 char num[64];
                 double measured, denom;
                 if (needles_make(&nd, &a, s, tok)) goto done;
@@ -872,17 +876,20 @@ int main(int argc, char **argv)
                 needle_len -= needle_tok;
                 denom = (double)(hay_end - bos_n - needle_len);
                 measured = denom > 0 ? (double)(needle_tok - bos_n) / denom : 0;
-                /* the answer: greedy, up to M tokens or an end-of-sequence id */
+                /* the answer: greedy, up to M tokens or an end-of-sequence id; an id past the
+                   tokenizer (a vocabulary padded past it) has no text: it counts and is run, as
+                   generate does, but is not decoded (n_kept: the ids that are tokens) */
                 dintattn_session_reset(sess);
                 dintattn_sampler_reset(smp);
                 if (dintattn_prefill(sess, ids, n, logits, 0, &err)) {
                     cli_fail("prefill", err.message);
                     goto done;
                 }
-                for (n_gen = 0; n_gen < a.max_tokens;) {
+                for (n_gen = n_kept = 0; n_gen < a.max_tokens;) {
                     const int t = dintattn_sampler_sample(smp, logits);
                     if (dintattn_tokenizer_is_eos(tok, t)) break;
-                    gen[n_gen++] = t;
+                    n_gen++;
+                    if (dintattn_tokenizer_has_token(tok, t)) gen[n_kept++] = t;
                     if (n_gen == a.max_tokens) break;
                     if (dintattn_decode(sess, t, logits, &err)) {
                         cli_fail("decode", err.message);
@@ -892,10 +899,10 @@ int main(int argc, char **argv)
                 {
                     size_t len = 0;
                     gen_text.len = 0;
-                    if (n_gen > 0) {
-                        if (dintattn_tokenizer_decode(tok, gen, n_gen, 1, NULL, 0, &len, &err) ||
+                    if (n_kept > 0) {
+                        if (dintattn_tokenizer_decode(tok, gen, n_kept, 1, NULL, 0, &len, &err) ||
                             srv_buf_reserve(&gen_text, len + 1) ||
-                            dintattn_tokenizer_decode(tok, gen, n_gen, 1, gen_text.p, len + 1, &len, &err)) {
+                            dintattn_tokenizer_decode(tok, gen, n_kept, 1, gen_text.p, len + 1, &len, &err)) {
                             cli_fail("cannot decode the answer", gen_text.nomem ? "out of memory" : err.message);
                             goto done;
                         }

@@ -232,5 +232,25 @@ expect_error "--extract, --answer not a number" --extract 12 --answer 1e3
 [ ! -e "$tmp/no/such/dir/x.svg" ] && ok || bad "a failed --svg left a file"
 "$bin" --help >"$tmp/help" 2>&1 && grep -q -- "--depths" "$tmp/help" && ok || bad "--help"
 
+# a vocabulary padded past the tokenizer: tok_model's 310 ids hold toy.tiktoken's 286 tokens and
+# the specials 300 and 301, so its random weights answer with ids that are no token (299 among
+# these samples). They are run and counted but have no text, as in generate; never an exit.
+# (tok_model's context, 16 tokens, is made 512 here: the header's JSON keeps its length, so the
+# tensors' offsets stay as they are.)
+perl -e 'open F, "<:raw", $ARGV[0] or die; local $/; $d = <F>; $n = unpack("Q<", substr($d, 0, 8));
+         $h = substr($d, 8, $n); $h =~ s/\\"max_seq_len\\": 16/\\"max_seq_len\\":512/ or die "no max_seq_len";
+         binmode STDOUT; print pack("Q<", length $h) . $h . substr($d, 8 + $n)' \
+    tests/fixtures/tok_model.safetensors >"$tmp/padded.safetensors" || bad "cannot make the padded-vocabulary model"
+if "$bin" "$tmp/padded.safetensors" --lengths 150,250 --max-tokens 8 --samples 3 --depths 0,50,100 --needles 1 --json \
+        >"$tmp/padded.json" 2>"$tmp/padded.err"; then
+    [ "$(grep -o '"answer_tokens": 8,' "$tmp/padded.json" | wc -l)" -eq 18 ] && ok ||
+        bad "padded vocabulary: not 18 answers of 8 tokens"
+else
+    bad "padded vocabulary: $(cat "$tmp/padded.err")"
+fi
+# --help: each option's range and default, the limit of --threads
+grep -q -- "--threads T .*(1 to 256, default 2)" "$tmp/help" && grep -q -- "--samples S .*1 to 1000000" "$tmp/help" &&
+    ok || bad "--help: ranges"
+
 echo "needle: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
