@@ -357,13 +357,19 @@ CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights
 
 /* The tokenizer of --tokenizer, else the model's own, into *tok. When optional and the model has
    none (and no --tokenizer was given), *tok is NULL and that is no error. Returns 0, or 1
-   (printed: "PROG: FILE-or-MODEL: why"). */
+   (printed: "PROG: MODEL: why", or "PROG: --tokenizer FILE: why (the kinds of file it takes)"). */
 CLI_FN int cli_load_tokenizer(const cli_engine *e, const dintattn_model *model, int optional, dintattn_tokenizer **tok)
 {
     dintattn_error err;
     if (e->tokenizer ? dintattn_tokenizer_load(e->tokenizer, tok, &err) : dintattn_tokenizer_from_model(model, tok, &err)) {
         *tok = NULL;
-        if (!optional || e->tokenizer) return cli_fail(e->tokenizer ? e->tokenizer : e->model, err.message);
+        if (e->tokenizer) {
+            fprintf(stderr, CLI_PROG ": --tokenizer %s: %s (it takes a tiktoken rank file, a tokenizer file of "
+                    "tools/convert.py --format tokenizer, or a model file that carries a tokenizer)\n", e->tokenizer,
+                    err.message);
+            return 1;
+        }
+        if (!optional) return cli_fail(e->model, err.message);
     }
     return 0;
 }
