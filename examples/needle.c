@@ -34,7 +34,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char */
+#include "strbuf.h" /* srv_buf, srv_buf_json_str, srv_utf8_char */
 #define CLI_PROG "needle"
 #include "cli.h" /* cli_engine, cli_fail, cli_read_file: what the examples share */
 
@@ -562,25 +562,24 @@ static void prompt_build(prompt *p, const filler *f, int W, const needles *nd, d
     srv_buf_printf(&p->text, " The magic number of %s is", cities[nd->city[0]]);
 }
 
-/* Encodes text[0..len) into *ids (grown as needed): the model's BOS first if it has one, the text
-   with special tokens' texts as plain text (the filler is data). Returns the count, or -1. */
+/* Encodes text[0..len) into *ids (grown as needed) with the library's BOS rule
+   (dintattn_tokenizer_encode_prompt: the model's BOS first if it has one), special tokens' texts
+   as plain text (the filler is data). Returns the count, or -1. */
 static int encode(const dintattn_tokenizer *tok, const char *text, size_t len, int **ids, int *cap, dintattn_error *err)
 {
-    const int bos = dintattn_tokenizer_bos(tok), first = bos >= 0;
     int n = 0;
-    if (dintattn_tokenizer_encode(tok, text, len, 0, NULL, 0, &n, err)) return -1;
-    if (n + first > *cap) {
-        int *grown = (int *)realloc(*ids, sizeof(int) * (size_t)(n + first));
+    if (dintattn_tokenizer_encode_prompt(tok, text, len, 0, NULL, 0, &n, err)) return -1;
+    if (n > *cap) {
+        int *grown = (int *)realloc(*ids, sizeof(int) * (size_t)n);
         if (!grown) {
             if (err) err->code = DINTATTN_ERR_NOMEM, snprintf(err->message, sizeof err->message, "out of memory");
             return -1;
         }
         *ids = grown;
-        *cap = n + first;
+        *cap = n;
     }
-    if (first) (*ids)[0] = bos;
-    if (n > 0 && dintattn_tokenizer_encode(tok, text, len, 0, *ids + first, n, &n, err)) return -1;
-    return n + first;
+    if (n > 0 && dintattn_tokenizer_encode_prompt(tok, text, len, 0, *ids, n, &n, err)) return -1;
+    return n;
 }
 
 /* --- output --------------------------------------------------------------------------------- */

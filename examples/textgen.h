@@ -1,16 +1,16 @@
 /* textgen.h: the pieces of a generation loop that examples/server.c and examples/generate.c
    (--chat) share.
 
-     tg_stops    stop strings: the earliest one in generated text (tg_stops_find, tg_stops_find_new)
-                 and how far the text may be shown before more of it is known
-                 (tg_stops_safe_end: not into a tail that could begin a stop string, nor into an
-                 unfinished UTF-8 character)
-     tg_encode   a prompt's ids: the model's BOS first (unless the text starts with it), special
-                 tokens' texts as their ids
+     tg_stops    a set of stop strings: the earliest one in generated text (tg_stops_find,
+                 tg_stops_find_new) and how far the text may be shown before more of it is known
+                 (tg_stops_safe_end); the rules are the library's (dintattn_stop_find,
+                 dintattn_stop_safe_end)
+     tg_encode   a prompt's ids in a new array, with the library's BOS rule
+                 (dintattn_tokenizer_encode_prompt), special tokens' texts as their ids
      tg_cache    the ids a session holds; tg_cache_load prefills only what extends them (a
                  conversation going on), else starts the session again
 
-   Include after dintattn.h (with the implementation) and server_http.h (srv_utf8_partial). */
+   Include after dintattn.h (with the implementation). */
 #ifndef DINTATTN_TEXTGEN_H
 #define DINTATTN_TEXTGEN_H
 
@@ -57,20 +57,10 @@ TG_FN void tg_stops_add_template(tg_stops *st, const dintattn_model *model)
 }
 
 /* The offset of the earliest stop string in text[0..len) that starts at or after `from`, or
-   (size_t)-1. */
+   (size_t)-1: the library's dintattn_stop_find over the set. */
 TG_FN size_t tg_stops_find(const tg_stops *st, const char *text, size_t len, size_t from)
 {
-    size_t best = (size_t)-1, i;
-    int k;
-    for (k = 0; k < st->n; k++) {
-        size_t n = st->len[k];
-        for (i = from; i + n <= len && i < best; i++)
-            if (memcmp(text + i, st->s[k], n) == 0) {
-                best = i;
-                break;
-            }
-    }
-    return best;
+    return dintattn_stop_find(text, len, from, st->s, st->len, st->n, NULL);
 }
 
 /* As tg_stops_find, after bytes were appended to text at offset `before`: only a stop string
@@ -83,31 +73,22 @@ TG_FN size_t tg_stops_find_new(const tg_stops *st, const char *text, size_t len,
 }
 
 /* How far text[0..len) may be shown: before any tail that could begin a stop string, and
-   before an unfinished UTF-8 character. */
+   before an unfinished UTF-8 character (the library's dintattn_stop_safe_end over the set). */
 TG_FN size_t tg_stops_safe_end(const tg_stops *st, const char *text, size_t len)
 {
-    size_t end = len, p;
-    int k;
-    for (k = 0; k < st->n; k++) {
-        size_t n = st->len[k];
-        for (p = len > n - 1 ? len - (n - 1) : 0; p < len; p++)
-            if (memcmp(text + p, st->s[k], len - p) == 0) {
-                if (p < end) end = p;
-                break;
-            }
-    }
-    return end - srv_utf8_partial(text, end);
+    return dintattn_stop_safe_end(text, len, st->s, st->len, st->n);
 }
 
 /* --- prompts --------------------------------------------------------------------------------- */
 
-/* Encodes a prompt into *ids (malloc'ed; free it): the model's BOS first, unless the text begins
-   with it; special tokens' texts become their ids. Returns the count, or -1 with err set. */
+/* Encodes a prompt into *ids (malloc'ed; free it) with the library's BOS rule
+   (dintattn_tokenizer_encode_prompt: the model's BOS first, unless the text begins with it);
+   special tokens' texts become their ids. Returns the count, or -1 with err set. */
 TG_FN int tg_encode(const dintattn_tokenizer *tok, const char *text, size_t len, int **ids, dintattn_error *err)
 {
-    int bos = dintattn_tokenizer_bos(tok), n, again, first = bos >= 0 ? 1 : 0;
+    int n, again;
     *ids = NULL;
-    if (dintattn_tokenizer_encode(tok, text, len, 1, NULL, 0, &n, err)) return -1;
+    if (dintattn_tokenizer_encode_prompt(tok, text, len, 1, NULL, 0, &n, err)) return -1;
     *ids = (int *)malloc(sizeof(int) * ((size_t)n + 1));
     if (!*ids) {
         if (err) {
@@ -116,7 +97,7 @@ TG_FN int tg_encode(const dintattn_tokenizer *tok, const char *text, size_t len,
         }
         return -1;
     }
-    if (dintattn_tokenizer_encode(tok, text, len, 1, *ids + first, n, &again, err)) return -1;
+    if (dintattn_tokenizer_encode_prompt(tok, text, len, 1, *ids, n + 1, &again, err)) return -1;
     if (again != n) {
         if (err) {
             err->code = DINTATTN_ERR_ARG;
@@ -124,13 +105,7 @@ TG_FN int tg_encode(const dintattn_tokenizer *tok, const char *text, size_t len,
         }
         return -1;
     }
-    if (bos >= 0 && n > 0 && (*ids)[1] == bos) { /* the text starts with BOS: not twice */
-        memmove(*ids, *ids + 1, sizeof(int) * (size_t)n);
-        first = 0;
-    } else if (bos >= 0) {
-        (*ids)[0] = bos;
-    }
-    return n + first;
+    return n;
 }
 
 /* --- the ids a session holds ----------------------------------------------------------------- */
