@@ -527,6 +527,8 @@ typedef struct dintattn_tokenizer dintattn_tokenizer;
    is malformed, the loader's codes (DINTATTN_ERR_METADATA, ...) for a bad safetensors file. */
 DINTATTN_API dintattn_result dintattn_tokenizer_load(const char *path, dintattn_tokenizer **tok,
                                                      dintattn_error *err);
+/* The kind of file tok was read from: "model file", "tokenizer file" or "tiktoken rank file". */
+DINTATTN_API const char *dintattn_tokenizer_source(const dintattn_tokenizer *tok);
 /* As dintattn_tokenizer_load, from the rank file's bytes (copied: the buffer may go). */
 DINTATTN_API dintattn_result dintattn_tokenizer_from_memory(const void *ranks, size_t size,
                                                             dintattn_tokenizer **tok, dintattn_error *err);
@@ -12062,6 +12064,7 @@ struct dintattn_tokenizer {
     size_t ms_len;              /* token decoded (0: none) */
     int n_vocab, bos, eos;
     int *eos_ids, n_eos;        /* every id that ends a generation (from a model) */
+    const char *source;         /* the kind of file it was read from (dintattn_tokenizer_source) */
 };
 
 /* FNV-1a: token lookups hash short strings, for which it is fast and spreads well enough. */
@@ -13651,6 +13654,7 @@ DINTATTN_API dintattn_result dintattn_tokenizer_from_memory(const void *ranks, s
     if ((r = dintattn__tokenizer_build((const unsigned char *)ranks, size, "the rank file", NULL, 0, NULL, INT_MAX, tok,
                                        err)))
         return r;
+    (*tok)->source = "tiktoken rank file";
     dintattn__ok(err);
     return DINTATTN_OK;
 }
@@ -13668,7 +13672,9 @@ static dintattn_result dintattn__tokenizer_of_file(dintattn__file *f, int vocab_
     if (meta) spec = dintattn__json_get(&f->header, meta, "tokenizer");
     if (!ranks) {
         if (spec) return dintattn__fail(err, DINTATTN_ERR_METADATA, "metadata 'tokenizer' without tensor 'tokenizer.ranks'");
-        return dintattn__fail(err, DINTATTN_ERR_ARG, "the file carries no tokenizer (no tensor 'tokenizer.ranks')");
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "the file carries no tokenizer (no tensor 'tokenizer.ranks'): give a tokenizer file "
+                              "(python3 tools/convert.py --format tokenizer, docs/tools.md) or a tiktoken rank file");
     }
     if (ranks->dtype != DINTATTN__U8 || ranks->ndim != 1)
         return dintattn__fail(err, DINTATTN_ERR_SHAPE, "tensor 'tokenizer.ranks' must be U8 of shape [bytes]");
@@ -13696,22 +13702,28 @@ DINTATTN_API dintattn_result dintattn_tokenizer_load(const char *path, dintattn_
     memset(&f, 0, sizeof f);
     if ((r = dintattn__file_map(&f, path, err))) return r;
     for (i = 7; i >= 0 && f.size >= 10; i--) hlen = hlen << 8 | f.bytes[i];
-    if (f.size >= 10 && hlen >= 2 && hlen <= f.size - 8 && f.bytes[8] == '{') {
-        /* a safetensors file: a tokenizer file or a model file carrying a tokenizer */
+    if (f.size >= 10 && hlen >= 2 && hlen <= DINTATTN__MAX_HEADER && f.bytes[8] == '{') {
+        /* a safetensors file (perhaps cut short: the loader says so): a tokenizer file or a
+           model file carrying a tokenizer. A rank file's first byte is base64, never '{'. */
         int limit = INT_MAX;
         f.tokenizer_file = 1;
         if (!(r = dintattn__file_parse(&f, err))) {
             const dintattn__jnode *v = f.config.nodes ? dintattn__json_get(&f.config, &f.config.nodes[0], "vocab_size") : NULL;
             if (v && v->type == DINTATTN__JNUM && v->is_int && v->ival > 0 && v->ival < INT_MAX) limit = (int)v->ival;
             r = dintattn__tokenizer_of_file(&f, limit, tok, err);
+            if (!r) (*tok)->source = f.tokenizer_file ? "tokenizer file" : "model file";
+            snprintf(what, sizeof what, "%s '%.200s': ", f.tokenizer_file ? "tokenizer file" : "model file", path);
+        } else {
+            snprintf(what, sizeof what, "reading a tokenizer: ");
         }
-        if (r) dintattn__err_prefix(err, "tokenizer file: ");
+        if (r) dintattn__err_prefix(err, what);
     } else {
         snprintf(what, sizeof what, "rank file '%.200s'", path);
         if (f.size > (size_t)INT_MAX)
             r = dintattn__fail(err, DINTATTN_ERR_TOKENIZER, "rank file '%.200s' is larger than 2 GiB", path);
         else
             r = dintattn__tokenizer_build(f.bytes, f.size, what, NULL, 0, NULL, INT_MAX, tok, err);
+        if (!r) (*tok)->source = "tiktoken rank file";
     }
     dintattn__file_close(&f);
     if (!r) dintattn__ok(err);
@@ -13812,6 +13824,7 @@ DINTATTN_API dintattn_result dintattn_tokenizer_from_model(const dintattn_model 
                                        m->tok_merges_size, m->file.tokenizer.nodes ? &m->file.tokenizer : NULL,
                                        m->cfg.vocab_size, tok, err)))
         return r;
+    (*tok)->source = "model file";
     dintattn__ok(err);
     return DINTATTN_OK;
 }
@@ -13819,6 +13832,7 @@ DINTATTN_API dintattn_result dintattn_tokenizer_from_model(const dintattn_model 
 DINTATTN_API int dintattn_tokenizer_n_vocab(const dintattn_tokenizer *t) { return t->n_vocab; }
 DINTATTN_API int dintattn_tokenizer_bos(const dintattn_tokenizer *t) { return t->bos; }
 DINTATTN_API int dintattn_tokenizer_eos(const dintattn_tokenizer *t) { return t->eos; }
+DINTATTN_API const char *dintattn_tokenizer_source(const dintattn_tokenizer *t) { return t->source; }
 
 DINTATTN_API int dintattn_tokenizer_is_eos(const dintattn_tokenizer *t, int id)
 {

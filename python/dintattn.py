@@ -214,6 +214,7 @@ _SIGNATURES = {
     "tokenizer_bos": (c_int, [c_void_p]),
     "tokenizer_eos": (c_int, [c_void_p]),
     "tokenizer_is_eos": (c_int, [c_void_p, c_int]),
+    "tokenizer_source": (c_char_p, [c_void_p]),
     "tokenizer_encode": (c_int, [c_void_p, c_char_p, c_size_t, c_int, _int_p, c_int, _int_p, _err_p]),
     "tokenizer_token": (c_void_p, [c_void_p, c_int, _P(c_size_t)]),  # not NUL-terminated: read with its length
     "tokenizer_decode": (c_int, [c_void_p, _int_p, c_int, c_int, c_char_p, c_size_t, _P(c_size_t), _err_p]),
@@ -446,6 +447,8 @@ class Tokenizer(_Handle):
     n_vocab = property(lambda self: _lib.dintattn_tokenizer_n_vocab(self._h))
     bos = property(lambda self: _none_if_negative(_lib.dintattn_tokenizer_bos(self._h)), doc="BOS id, or None")
     eos = property(lambda self: _none_if_negative(_lib.dintattn_tokenizer_eos(self._h)), doc="EOS id, or None")
+    source = property(lambda self: _lib.dintattn_tokenizer_source(self._h).decode(),
+                      doc='the kind of file read: "model file", "tokenizer file" or "tiktoken rank file"')
 
     def is_eos(self, token):
         """True for the EOS id and any other id the model file lists as ending a generation."""

@@ -662,6 +662,91 @@ static void test_stop_strings(void **state)
     assert_int_equal(dintattn_stop_safe_end("\xc3<", 2, stops, lens, 2), 0);
 }
 
+/* A tokenizer file (format "dintattn-tokenizer") holding toy.tiktoken's ranks, at path. */
+static void write_tokenizer_file(const char *path)
+{
+    FILE *in = fopen(TOY, "rb"), *out = fopen(path, "wb");
+    static unsigned char ranks[1 << 16];
+    char hdr[512];
+    size_t n, h;
+    int i;
+    assert_non_null(in);
+    assert_non_null(out);
+    n = fread(ranks, 1, sizeof ranks, in);
+    assert_true(n > 0 && n < sizeof ranks);
+    fclose(in);
+    h = (size_t)snprintf(hdr, sizeof hdr,
+                         "{\"__metadata__\":{\"format\":\"dintattn-tokenizer\",\"version\":\"1\",\"tokenizer\":"
+                         "\"{\\\"type\\\": \\\"tiktoken\\\"}\"},\"tokenizer.ranks\":{\"dtype\":\"U8\",\"shape\":[%lu],"
+                         "\"data_offsets\":[0,%lu]}}", (unsigned long)n, (unsigned long)n);
+    for (i = 0; i < 8; i++) fputc((int)((uint64_t)h >> (8 * i) & 0xFF), out);
+    assert_int_equal(fwrite(hdr, 1, h, out), h);
+    assert_int_equal(fwrite(ranks, 1, n, out), n);
+    fclose(out);
+}
+
+/* dintattn_tokenizer_load takes each kind of file, and says which it read; every kind encodes
+   toy.tiktoken's text alike. */
+static void test_tokenizer_load_says_what_it_read(void **state)
+{
+    char path[128];
+    dintattn_tokenizer *t = NULL;
+    dintattn_model *m = NULL;
+    dintattn_error err;
+    FILE *f;
+    static char ranks[1 << 16];
+    size_t n;
+    (void)state;
+    t = toy();
+    assert_string_equal(dintattn_tokenizer_source(t), "tiktoken rank file");
+    EXPECT_IDS(t, "the", 1, 258);
+    dintattn_tokenizer_free(t);
+    assert_int_equal(dintattn_tokenizer_load(TOY_MODEL, &t, &err), DINTATTN_OK);
+    assert_string_equal(dintattn_tokenizer_source(t), "model file");
+    EXPECT_IDS(t, "<|bos|>the", 1, 301, 258);
+    dintattn_tokenizer_free(t);
+    assert_int_equal(dintattn_model_load(TOY_MODEL, NULL, &m, &err), DINTATTN_OK);
+    assert_int_equal(dintattn_tokenizer_from_model(m, &t, &err), DINTATTN_OK);
+    assert_string_equal(dintattn_tokenizer_source(t), "model file");
+    dintattn_tokenizer_free(t);
+    dintattn_model_free(m);
+    snprintf(path, sizeof path, "/tmp/dintattn_test_tokenizer_%ld.safetensors", (long)getpid());
+    write_tokenizer_file(path);
+    if (dintattn_tokenizer_load(path, &t, &err) != DINTATTN_OK) fail_msg("%s", err.message);
+    assert_string_equal(dintattn_tokenizer_source(t), "tokenizer file");
+    EXPECT_IDS(t, "the", 1, 258);
+    dintattn_tokenizer_free(t);
+    remove(path);
+    f = fopen(TOY, "rb");
+    assert_non_null(f);
+    n = fread(ranks, 1, sizeof ranks, f);
+    fclose(f);
+    assert_int_equal(dintattn_tokenizer_from_memory(ranks, n, &t, &err), DINTATTN_OK);
+    assert_string_equal(dintattn_tokenizer_source(t), "tiktoken rank file");
+    dintattn_tokenizer_free(t);
+    /* a model file without a tokenizer */
+    assert_int_equal(dintattn_tokenizer_load(FIXTURES "diff_interleaved_f32.safetensors", &t, &err), DINTATTN_ERR_ARG);
+    assert_null(t);
+    assert_string_equal(err.message, "model file 'tests/fixtures/diff_interleaved_f32.safetensors': the file carries no "
+                                     "tokenizer (no tensor 'tokenizer.ranks'): give a tokenizer file (python3 "
+                                     "tools/convert.py --format tokenizer, docs/tools.md) or a tiktoken rank file");
+    /* a model file cut short is one, not a malformed rank file */
+    f = fopen(TOY_MODEL, "rb");
+    assert_non_null(f);
+    n = fread(ranks, 1, 100, f);
+    fclose(f);
+    assert_int_equal(n, 100);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(ranks, 1, n, f), n);
+    fclose(f);
+    assert_int_equal(dintattn_tokenizer_load(path, &t, &err), DINTATTN_ERR_TRUNCATED);
+    assert_null(t);
+    assert_non_null(strstr(err.message, "reading a tokenizer: "));
+    assert_non_null(strstr(err.message, " is truncated: the file has 100 of the "));
+    remove(path);
+}
+
 static void test_token_lookup(void **state)
 {
     dintattn_tokenizer *t = toy();
@@ -1502,6 +1587,7 @@ int main(void)
         cmocka_unit_test(test_tokenizer_from_model),
         cmocka_unit_test(test_encode_prompt_puts_bos_first_once),
         cmocka_unit_test(test_stop_strings),
+        cmocka_unit_test(test_tokenizer_load_says_what_it_read),
         cmocka_unit_test(test_token_lookup),
         cmocka_unit_test(test_bad_rank_files_are_refused),
         cmocka_unit_test(test_rank_file_forms_accepted),

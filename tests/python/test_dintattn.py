@@ -372,6 +372,8 @@ class TokenizerMatchesExamples(unittest.TestCase):
         for text in self.TEXTS[:3]:
             self.assertEqual(",".join(map(str, toy.encode(text))), self.tokenize("--ranks", ranks, text).decode().strip())
         self.assertIsNone(toy.bos)
+        self.assertEqual((toy.source, dintattn.Tokenizer(SHIPPED).source, self.tok.source),
+                         ("tiktoken rank file", "model file", "model file"))
 
     def test_encode_prompt_and_has_token_are_the_librarys(self):
         # tok_model.safetensors: toy.tiktoken ("the" is 258, ranks up to 285) with <|bos|> 301 as BOS, in
