@@ -21,7 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "server_http.h" /* srv_buf, srv_utf8_partial (textgen.h uses it) */
+#include "strbuf.h" /* srv_buf, srv_utf8_partial (textgen.h uses it) */
 #include "textgen.h"
 #define CLI_PROG "generate"
 #include "cli.h" /* cli_engine, cli_fail, cli_parse_*: what the examples share */
@@ -521,12 +521,11 @@ done:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* One generation (no --chat): the prompt echoed, then its continuation streamed to stdout, the
+   figures on stderr. Returns the exit status. */
+static int run_prompt(args *a, dintattn_model *model, dintattn_tokenizer *tok)
 {
-    args a;
     dintattn_error err;
-    dintattn_model *model = NULL;
-    dintattn_tokenizer *tok = NULL;
     dintattn_session *sess = NULL;
     dintattn_sampler *sampler = NULL;
     dintattn_session_options so;
@@ -535,42 +534,17 @@ int main(int argc, char **argv)
     int *ids = NULL, n_ids, i, n_gen = 0, rc = 1, n_ctx, V, full = 0;
     float *logits = NULL;
     double t0, t1, t2;
-    argv = cli_aliases(&argc, argv);
 
-    i = parse_args(argc, argv, &a);
-    if (i == 2) {
-        cli_usage(stdout, usage, 22);
-        cli_usage(stdout, usage_chat, 22);
-        return 0;
-    }
-    if (i) return 1;
-    if (!a.eng.model) {
-        /* the shipped model, from the repository root or next to examples/ */
-        static char beside[4096];
-        const char *slash = strrchr(argv[0], '/');
-        a.eng.model = DEFAULT_MODEL;
-        if (slash && access(DEFAULT_MODEL, R_OK) != 0) {
-            snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv[0]), argv[0]);
-            a.eng.model = beside;
-        }
-    }
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err))
-        return cli_model_failed(a.eng.model, &err, a.eng.prompt_flag);
-    if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done;
-    if (a.chat) {
-        rc = run_chat(&a, model, tok);
-        goto done;
-    }
-    if (a.prompt_file) {
-        text = cli_read_file(a.prompt_file, &text_len);
+    if (a->prompt_file) {
+        text = cli_read_file(a->prompt_file, &text_len);
         if (!text) {
-            cli_fail(a.prompt_file, strerror(errno));
+            cli_fail(a->prompt_file, strerror(errno));
             goto done;
         }
     }
-    n_ctx = cli_context(&a.eng, model, 0);
+    n_ctx = cli_context(&a->eng, model, 0);
     V = dintattn_model_config(model)->vocab_size;
-    n_ids = tg_encode(tok, text ? text : a.prompt ? a.prompt : "", text ? text_len : a.prompt ? strlen(a.prompt) : 0, &ids,
+    n_ids = tg_encode(tok, text ? text : a->prompt ? a->prompt : "", text ? text_len : a->prompt ? strlen(a->prompt) : 0, &ids,
                       &err);
     if (n_ids < 0) {
         cli_fail("cannot encode the prompt", err.message);
@@ -586,10 +560,10 @@ int main(int argc, char **argv)
         cli_fail("prompt too long", msg);
         goto done;
     }
-    cli_session_options(&a.eng, a.n < n_ctx - n_ids ? n_ids + a.n : n_ctx, &so); /* room for the prompt and -n tokens */
-    a.sampling.seed = a.has_seed ? a.seed : (unsigned long long)time(NULL);
+    cli_session_options(&a->eng, a->n < n_ctx - n_ids ? n_ids + a->n : n_ctx, &so); /* room for the prompt and -n tokens */
+    a->sampling.seed = a->has_seed ? a->seed : (unsigned long long)time(NULL);
     if (dintattn_session_new(model, &so, &sess, &err) ||
-        dintattn_sampler_new(V, &a.sampling, &sampler, &err)) {
+        dintattn_sampler_new(V, &a->sampling, &sampler, &err)) {
         cli_fail("cannot start", err.message);
         goto done;
     }
@@ -605,7 +579,7 @@ int main(int argc, char **argv)
         cli_fail("out of memory", NULL);
         goto done;
     }
-    fwrite(text ? text : a.prompt ? a.prompt : "", 1, text ? text_len : a.prompt ? strlen(a.prompt) : 0, stdout);
+    fwrite(text ? text : a->prompt ? a->prompt : "", 1, text ? text_len : a->prompt ? strlen(a->prompt) : 0, stdout);
     fflush(stdout);
     t0 = cli_now();
     if (dintattn_prefill(sess, ids, n_ids, logits, 0, &err)) {
@@ -613,14 +587,14 @@ int main(int argc, char **argv)
         goto done;
     }
     t1 = cli_now();
-    while (n_gen < a.n) {
+    while (n_gen < a->n) {
         int next = dintattn_sampler_sample(sampler, logits);
         if (dintattn_tokenizer_is_eos(tok, next)) break; /* any of the model's EOS ids */
         emit(tok, next);
         n_gen++;
         dintattn_sampler_accept(sampler, next);
         if (dintattn_session_pos(sess) >= dintattn_session_n_ctx(sess)) {
-            full = n_gen < a.n; /* else -n ended it as well */
+            full = n_gen < a->n; /* else -n ended it as well */
             break;
         }
         if (dintattn_decode(sess, next, logits, &err)) {
@@ -632,10 +606,10 @@ int main(int argc, char **argv)
     printf("\n");
     if (full)
         fprintf(stderr, "generate: stopped: the context of %d tokens is full (%d of -n %d generated)%s\n", n_ctx, n_gen,
-                a.n, n_ctx < dintattn_model_config(model)->max_seq_len ? "; --ctx can raise it" : "");
+                a->n, n_ctx < dintattn_model_config(model)->max_seq_len ? "; --ctx can raise it" : "");
     fprintf(stderr, "prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s | seed %llu | kernels %s\n",
             n_ids, n_ids / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen, n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9),
-            a.sampling.seed, dintattn_kernels_name(dintattn_session_kernels(sess)));
+            a->sampling.seed, dintattn_kernels_name(dintattn_session_kernels(sess)));
     rc = 0;
 done:
     free(logits);
@@ -643,6 +617,41 @@ done:
     free(text);
     dintattn_sampler_free(sampler);
     dintattn_session_free(sess);
+    return rc;
+}
+
+/* The model MODEL names, or else the one shipped in the repository, from its root or next to
+   examples/ (argv0: the program's path). */
+static const char *model_path(const char *model, const char *argv0)
+{
+    static char beside[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (model) return model;
+    if (!slash || access(DEFAULT_MODEL, R_OK) == 0) return DEFAULT_MODEL;
+    snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv0), argv0);
+    return beside;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    dintattn_error err;
+    dintattn_model *model = NULL;
+    dintattn_tokenizer *tok = NULL;
+    int rc;
+    argv = cli_aliases(&argc, argv);
+
+    rc = parse_args(argc, argv, &a);
+    if (rc == 2) {
+        cli_usage(stdout, usage, 22);
+        cli_usage(stdout, usage_chat, 22);
+        return 0;
+    }
+    if (rc) return 1;
+    a.eng.model = model_path(a.eng.model, argv[0]);
+    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err))
+        return cli_model_failed(a.eng.model, &err, a.eng.prompt_flag);
+    rc = cli_load_tokenizer(&a.eng, model, 0, &tok) ? 1 : a.chat ? run_chat(&a, model, tok) : run_prompt(&a, model, tok);
     dintattn_tokenizer_free(tok);
     dintattn_model_free(model);
     return rc;
