@@ -710,31 +710,284 @@ static int write_svg(const args *a, const cell *grid, FILE *f)
 
 /* --- the run --------------------------------------------------------------------------------- */
 
+/* --- the run --------------------------------------------------------------------------------- */
+
+/* What a run holds while it goes through the cells. */
+typedef struct runner {
+    const args *a;
+    const dintattn_tokenizer *tok;
+    dintattn_session *sess;
+    dintattn_sampler *smp; /* greedy */
+    filler fl;
+    prompt pr;
+    needles nd;
+    srv_buf out, gen_text; /* the report; one answer's text */
+    int *ids, ids_cap, *pre, pre_cap, *gen;
+    float *logits;
+    int V, warned, first_sample;
+} runner;
+
+/* One sample: its prompt, where its answer needle is, and its answer, as the JSON reports them. */
+typedef struct sample {
+    int n, lo_w, needle_tok, needle_len, hay_end, bos_n, n_gen, has, correct;
+    double measured;
+    char num[64];
+} sample;
+
+/* The default --lengths (1024, 2048, ... that fit, and the longest that fits), each checked
+   against the model's context C; *maxL the longest. Returns 0, or 1 (printed). */
+static int settle_lengths(args *a, int C, int *maxL)
+{
+    const int usable = C - (a->max_tokens - 1); /* a prompt of L tokens and M answer tokens use L + M - 1 positions */
+    char msg[256];
+    int li;
+    *maxL = 0;
+    if (a->n_lengths == 0) {
+        int L;
+        for (L = 1024; L < usable && a->n_lengths < MAX_LENGTHS - 1; L *= 2) a->lengths[a->n_lengths++] = L;
+        if (usable >= 1) a->lengths[a->n_lengths++] = usable;
+    }
+    for (li = 0; li < a->n_lengths; li++) {
+        if (a->lengths[li] > usable) {
+            snprintf(msg, sizeof msg, "%d tokens and %d answer tokens do not fit the model's context of %d: "
+                     "at most %d with --max-tokens %d", a->lengths[li], a->max_tokens, C, usable > 0 ? usable : 0, a->max_tokens);
+            return cli_fail("--lengths", msg);
+        }
+        if (a->lengths[li] > *maxL) *maxL = a->lengths[li];
+    }
+    if (a->n_lengths == 0 || *maxL < 1) {
+        snprintf(msg, sizeof msg, "--max-tokens %d leaves no room for a prompt in the model's context of %d", a->max_tokens, C);
+        return cli_fail(msg, NULL);
+    }
+    return 0;
+}
+
+/* r->pr and r->ids: the prompt at depth d with the most filler words whose encoding is at most L
+   tokens (sm->lo_w words, sm->n tokens). Returns 0, or 1 (printed). */
+static int fit_prompt(runner *r, int L, double d, sample *sm)
+{
+    dintattn_error err;
+    char msg[256];
+    int hi_w = r->fl.n, k;
+    sm->lo_w = 0;
+    prompt_build(&r->pr, &r->fl, 0, &r->nd, d);
+    if (r->pr.text.nomem) return cli_fail("out of memory", NULL);
+    if ((sm->n = encode(r->tok, r->pr.text.p, r->pr.text.len, &r->ids, &r->ids_cap, &err)) < 0)
+        return cli_fail("cannot encode the prompt", err.message);
+    if (sm->n > L) {
+        snprintf(msg, sizeof msg, "%d tokens cannot hold %d needles and the question without any filler (%d "
+                 "tokens): use longer lengths or fewer --needles", L, r->a->needles, sm->n);
+        return cli_fail("--lengths", msg);
+    }
+    while (sm->lo_w < hi_w) { /* invariant: lo_w words fit */
+        const int mid = sm->lo_w + (hi_w - sm->lo_w + 1) / 2;
+        prompt_build(&r->pr, &r->fl, mid, &r->nd, d);
+        if (r->pr.text.nomem) return cli_fail("out of memory", NULL);
+        if ((sm->n = encode(r->tok, r->pr.text.p, r->pr.text.len, &r->ids, &r->ids_cap, &err)) < 0)
+            return cli_fail("cannot encode the prompt", err.message);
+        if (sm->n <= L) sm->lo_w = mid;
+        else hi_w = mid - 1;
+    }
+    for (;; sm->lo_w--) { /* the count is monotone in the words but for rare merges: make sure */
+        prompt_build(&r->pr, &r->fl, sm->lo_w, &r->nd, d);
+        if (r->pr.text.nomem || (sm->n = encode(r->tok, r->pr.text.p, r->pr.text.len, &r->ids, &r->ids_cap, &err)) < 0)
+            return cli_fail("cannot build the prompt", r->pr.text.nomem ? "out of memory" : err.message);
+        if (sm->n <= L || sm->lo_w == 0) break;
+    }
+    for (k = 0; k < sm->n; k++)
+        if (r->ids[k] < 0 || r->ids[k] >= r->V)
+            return cli_fail("the tokenizer does not fit the model", "a token id is outside the vocabulary");
+    return 0;
+}
+
+/* Where the answer needle and the haystack are, in tokens: the encodings of the text before the
+   needle (without the space that joins it) and before the question. Returns 0, or 1 (printed). */
+static int locate_needle(runner *r, sample *sm)
+{
+    dintattn_error err;
+    double denom;
+    int n_pre;
+    sm->bos_n = dintattn_tokenizer_bos(r->tok) >= 0;
+    sm->needle_tok = sm->bos_n;
+    if (r->pr.needle_at > 0) {
+        if ((n_pre = encode(r->tok, r->pr.text.p, r->pr.needle_at - 1, &r->pre, &r->pre_cap, &err)) < 0)
+            return cli_fail("cannot encode the prompt", err.message);
+        if ((n_pre > sm->n || memcmp(r->pre, r->ids, sizeof(int) * (size_t)n_pre)) && !r->warned) {
+            fprintf(stderr, "needle: warning: the text before a needle encodes differently alone; "
+                            "needle_token may be off by a token (said once)\n");
+            r->warned = 1;
+        }
+        sm->needle_tok = n_pre;
+    }
+    if ((sm->needle_len = encode(r->tok, r->pr.text.p, r->pr.needle_end, &r->pre, &r->pre_cap, &err)) < 0 ||
+        (sm->hay_end = encode(r->tok, r->pr.text.p, r->pr.question_at, &r->pre, &r->pre_cap, &err)) < 0)
+        return cli_fail("cannot encode the prompt", err.message);
+    sm->needle_len -= sm->needle_tok;
+    denom = (double)(sm->hay_end - sm->bos_n - sm->needle_len);
+    sm->measured = denom > 0 ? (double)(sm->needle_tok - sm->bos_n) / denom : 0;
+    return 0;
+}
+
+/* The answer to r->ids into r->gen_text: greedy, up to --max-tokens tokens or an end-of-sequence
+   id. An id past the tokenizer (a vocabulary padded past it) has no text: it counts and is run,
+   as generate does, but is not decoded. Then the number it gives. Returns 0, or 1 (printed). */
+static int answer(runner *r, sample *sm)
+{
+    dintattn_error err;
+    size_t len = 0;
+    int n_kept = 0;
+    dintattn_session_reset(r->sess);
+    dintattn_sampler_reset(r->smp);
+    if (dintattn_prefill(r->sess, r->ids, sm->n, r->logits, 0, &err)) return cli_fail("prefill", err.message);
+    for (sm->n_gen = 0; sm->n_gen < r->a->max_tokens;) {
+        const int t = dintattn_sampler_sample(r->smp, r->logits);
+        if (dintattn_tokenizer_is_eos(r->tok, t)) break;
+        sm->n_gen++;
+        if (dintattn_tokenizer_has_token(r->tok, t)) r->gen[n_kept++] = t;
+        if (sm->n_gen == r->a->max_tokens) break;
+        if (dintattn_decode(r->sess, t, r->logits, &err)) return cli_fail("decode", err.message);
+    }
+    r->gen_text.len = 0;
+    if (n_kept > 0) {
+        if (dintattn_tokenizer_decode(r->tok, r->gen, n_kept, 1, NULL, 0, &len, &err) ||
+            srv_buf_reserve(&r->gen_text, len + 1) ||
+            dintattn_tokenizer_decode(r->tok, r->gen, n_kept, 1, r->gen_text.p, len + 1, &len, &err))
+            return cli_fail("cannot decode the answer", r->gen_text.nomem ? "out of memory" : err.message);
+        r->gen_text.len = len;
+    }
+    sm->has = extract_number(r->gen_text.p ? r->gen_text.p : "", r->gen_text.len, sm->num, sizeof sm->num) == 0;
+    sm->correct = sm->has && same_number(sm->num, r->nd.number[0]);
+    return 0;
+}
+
+/* --json: the run's settings, before the samples. */
+static void json_head(runner *r, int C)
+{
+    const args *a = r->a;
+    int li, di;
+    srv_buf_str(&r->out, "{\"model\": ");
+    srv_buf_json_str(&r->out, a->eng.model, strlen(a->eng.model));
+    srv_buf_printf(&r->out, ", \"n_ctx\": %d, \"needles\": %d, \"asked\": %d, \"samples_per_cell\": %d, \"seed\": %llu, "
+                            "\"max_tokens\": %d, \"filler\": ", C, a->needles, a->asked, a->samples, a->seed, a->max_tokens);
+    if (a->filler) srv_buf_json_str(&r->out, a->filler, strlen(a->filler));
+    else srv_buf_str(&r->out, "null");
+    srv_buf_str(&r->out, ", \"lengths\": [");
+    for (li = 0; li < a->n_lengths; li++) srv_buf_printf(&r->out, "%s%d", li ? ", " : "", a->lengths[li]);
+    srv_buf_str(&r->out, "], \"depths\": [");
+    for (di = 0; di < a->n_depths; di++) srv_buf_printf(&r->out, "%s%g", di ? ", " : "", a->depths[di]);
+    srv_buf_str(&r->out, "],\n\"samples\": [\n");
+}
+
+/* --json: one sample. */
+static void json_sample(runner *r, int L, double d, int s, const sample *sm)
+{
+    const needles *nd = &r->nd;
+    srv_buf *out = &r->out;
+    int k;
+    srv_buf_printf(out, "%s{\"length\": %d, \"depth\": %g, \"sample\": %d, \"prompt_tokens\": %d, "
+                        "\"filler_words\": %d, \"needle_token\": %d, \"needle_tokens\": %d, "
+                        "\"haystack_start\": %d, \"haystack_end\": %d, \"depth_measured\": %.6f, \"cities\": [",
+                   r->first_sample ? "" : ",\n", L, d, s, sm->n, sm->lo_w, sm->needle_tok, sm->needle_len, sm->bos_n,
+                   sm->hay_end, sm->measured);
+    r->first_sample = 0;
+    for (k = 0; k < nd->n; k++) srv_buf_printf(out, "%s\"%s\"", k ? ", " : "", cities[nd->city[k]]);
+    srv_buf_str(out, "], \"numbers\": [");
+    for (k = 0; k < nd->n; k++) srv_buf_printf(out, "%s%s", k ? ", " : "", nd->number[k]);
+    srv_buf_str(out, "], \"asked\": [");
+    for (k = 0; k < nd->r; k++) srv_buf_printf(out, "%s\"%s\"", k ? ", " : "", cities[nd->city[nd->order[k]]]);
+    srv_buf_printf(out, "], \"answer_city\": \"%s\", \"answer\": %s, \"needle\": ", cities[nd->city[0]], nd->number[0]);
+    srv_buf_json_str(out, r->pr.text.p + r->pr.needle_at, r->pr.needle_end - r->pr.needle_at);
+    srv_buf_printf(out, ", \"answer_tokens\": %d, \"output\": ", sm->n_gen);
+    srv_buf_json_str(out, r->gen_text.p ? r->gen_text.p : "", r->gen_text.len);
+    srv_buf_printf(out, ", \"extracted\": %s, \"correct\": %s", sm->has ? sm->num : "null", sm->correct ? "true" : "false");
+    if (r->a->prompts) {
+        srv_buf_str(out, ", \"prompt\": ");
+        srv_buf_json_str(out, r->pr.text.p, r->pr.text.len);
+    }
+    srv_buf_str(out, "}");
+}
+
+/* The grid after the samples: --json's "grid", else the table. */
+static void report_grid(const args *a, const cell *grid, srv_buf *out)
+{
+    int li, di;
+    if (a->json) {
+        srv_buf_str(out, "\n],\n\"grid\": [\n");
+        for (di = 0; di < a->n_depths; di++)
+            for (li = 0; li < a->n_lengths; li++) {
+                const cell *c = &grid[di * a->n_lengths + li];
+                char v[32];
+                fmt_acc(v, sizeof v, c->correct, c->total);
+                srv_buf_printf(out, "{\"depth\": %g, \"length\": %d, \"correct\": %d, \"total\": %d, \"accuracy\": %s}%s\n",
+                               a->depths[di], a->lengths[li], c->correct, c->total, v,
+                               di == a->n_depths - 1 && li == a->n_lengths - 1 ? "" : ",");
+            }
+        srv_buf_str(out, "]}\n");
+        return;
+    }
+    srv_buf_printf(out, "multi-needle retrieval: %s, N = %d needles, R = %d asked, %d samples per cell, seed %llu\n",
+                   a->eng.model, a->needles, a->asked, a->samples, a->seed);
+    srv_buf_str(out, "accuracy (correct/total) by depth (rows) and prompt length in tokens (columns)\n");
+    srv_buf_str(out, "depth  ");
+    for (li = 0; li < a->n_lengths; li++) srv_buf_printf(out, " %14d", a->lengths[li]);
+    srv_buf_str(out, "\n");
+    for (di = 0; di <= a->n_depths; di++) {
+        if (di < a->n_depths) srv_buf_printf(out, "%5g%% ", a->depths[di]);
+        else srv_buf_str(out, "mean   ");
+        for (li = 0; li < a->n_lengths; li++) {
+            int cr = 0, tt = 0, d0 = di < a->n_depths ? di : 0, d1 = di < a->n_depths ? di + 1 : a->n_depths, d;
+            char cnt[32];
+            for (d = d0; d < d1; d++) cr += grid[d * a->n_lengths + li].correct, tt += grid[d * a->n_lengths + li].total;
+            snprintf(cnt, sizeof cnt, "(%d/%d)", cr, tt);
+            srv_buf_printf(out, " %5.2f %8s", tt ? (double)cr / tt : 0.0, cnt);
+        }
+        srv_buf_str(out, "\n");
+    }
+}
+
+/* Every cell's samples into grid (and --json's samples into r->out), a line per cell on stderr.
+   Returns 0, or 1 (printed). */
+static int run_cells(runner *r, cell *grid)
+{
+    const args *a = r->a;
+    int li, di, s;
+    for (li = 0; li < a->n_lengths; li++)
+        for (di = 0; di < a->n_depths; di++) {
+            cell *c = &grid[di * a->n_lengths + li];
+            double tc = cli_now();
+            for (s = 0; s < a->samples; s++) {
+                sample sm;
+                memset(&sm, 0, sizeof sm);
+                if (needles_make(&r->nd, a, s, r->tok) || fit_prompt(r, a->lengths[li], a->depths[di], &sm) ||
+                    locate_needle(r, &sm) || answer(r, &sm))
+                    return 1;
+                c->correct += sm.correct;
+                c->total++;
+                if (a->json) json_sample(r, a->lengths[li], a->depths[di], s, &sm);
+                if (r->out.nomem) return cli_fail("out of memory for the output", NULL);
+            }
+            fprintf(stderr, "needle: length %d, depth %g%%: %d/%d correct (%.1f s)\n", a->lengths[li], a->depths[di],
+                    c->correct, c->total, cli_now() - tc);
+        }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     args a;
     dintattn_error err;
     dintattn_model *model = NULL;
     dintattn_tokenizer *tok = NULL;
-    dintattn_session *sess = NULL;
-    dintattn_sampler *smp = NULL;
-    filler fl;
-    prompt pr;
-    needles nd;
-    srv_buf out, gen_text;
+    runner r;
     cell *grid = NULL;
-    int *ids = NULL, ids_cap = 0, *pre = NULL, pre_cap = 0, *gen = NULL;
-    float *logits = NULL;
     FILE *svg = NULL;
-    int rc = 1, C, usable, maxL = 0, li, di, s, k, V, first_sample = 1, warned = 0;
-    char msg[256];
+    int rc = 1, C, maxL;
     double t0 = cli_now();
     argv = cli_aliases(&argc, argv);
 
-    memset(&fl, 0, sizeof fl);
-    memset(&pr, 0, sizeof pr);
-    memset(&out, 0, sizeof out);
-    memset(&gen_text, 0, sizeof gen_text);
+    memset(&r, 0, sizeof r);
+    r.a = &a;
+    r.first_sample = 1;
     rc = parse_args(argc, argv, &a);
     if (rc == 2) {
         cli_usage(stdout, usage, 23);
@@ -745,243 +998,34 @@ int main(int argc, char **argv)
     rc = 1;
     if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
     if (cli_load_tokenizer(&a.eng, model, 0, &tok)) goto done; /* the model's own: needle takes no --tokenizer */
+    r.tok = tok;
     C = dintattn_model_config(model)->max_seq_len;
-    V = dintattn_model_config(model)->vocab_size;
-    usable = C - (a.max_tokens - 1); /* a prompt of L tokens and M answer tokens use L + M - 1 positions */
-    if (a.n_lengths == 0) { /* 1024, 2048, ... that fit, and the longest that fits */
-        int L;
-        for (L = 1024; L < usable && a.n_lengths < MAX_LENGTHS - 1; L *= 2) a.lengths[a.n_lengths++] = L;
-        if (usable >= 1) a.lengths[a.n_lengths++] = usable;
-    }
-    for (li = 0; li < a.n_lengths; li++) {
-        if (a.lengths[li] > usable) {
-            snprintf(msg, sizeof msg, "%d tokens and %d answer tokens do not fit the model's context of %d: "
-                     "at most %d with --max-tokens %d", a.lengths[li], a.max_tokens, C, usable > 0 ? usable : 0, a.max_tokens);
-            cli_fail("--lengths", msg);
-            goto done;
-        }
-        if (a.lengths[li] > maxL) maxL = a.lengths[li];
-    }
-    if (a.n_lengths == 0 || maxL < 1) {
-        snprintf(msg, sizeof msg, "--max-tokens %d leaves no room for a prompt in the model's context of %d", a.max_tokens, C);
-        cli_fail(msg, NULL);
-        goto done;
-    }
-    if (filler_make(&fl, a.filler, maxL, tok)) goto done;
+    r.V = dintattn_model_config(model)->vocab_size;
+    if (settle_lengths(&a, C, &maxL) || filler_make(&r.fl, a.filler, maxL, tok)) goto done;
     if (a.svg && !(svg = fopen(a.svg, "wb"))) {
         cli_fail(a.svg, strerror(errno));
         goto done;
     }
-    if (cli_session_new(&a.eng, model, maxL + a.max_tokens - 1, &sess)) goto done;
-    if (dintattn_sampler_new(V, NULL, &smp, &err)) { /* greedy */
+    if (cli_session_new(&a.eng, model, maxL + a.max_tokens - 1, &r.sess)) goto done;
+    if (dintattn_sampler_new(r.V, NULL, &r.smp, &err)) { /* greedy */
         cli_fail("cannot make a sampler", err.message);
         goto done;
     }
     grid = (cell *)calloc((size_t)a.n_lengths * (size_t)a.n_depths, sizeof *grid);
-    logits = (float *)malloc(sizeof(float) * (size_t)V);
-    gen = (int *)malloc(sizeof(int) * (size_t)a.max_tokens);
-    if (!grid || !logits || !gen) {
+    r.logits = (float *)malloc(sizeof(float) * (size_t)r.V);
+    r.gen = (int *)malloc(sizeof(int) * (size_t)a.max_tokens);
+    if (!grid || !r.logits || !r.gen) {
         cli_fail("out of memory", NULL);
         goto done;
     }
-    if (a.json) {
-        srv_buf_str(&out, "{\"model\": ");
-        srv_buf_json_str(&out, a.eng.model, strlen(a.eng.model));
-        srv_buf_printf(&out, ", \"n_ctx\": %d, \"needles\": %d, \"asked\": %d, \"samples_per_cell\": %d, \"seed\": %llu, "
-                             "\"max_tokens\": %d, \"filler\": ", C, a.needles, a.asked, a.samples, a.seed, a.max_tokens);
-        if (a.filler) srv_buf_json_str(&out, a.filler, strlen(a.filler));
-        else srv_buf_str(&out, "null");
-        srv_buf_str(&out, ", \"lengths\": [");
-        for (li = 0; li < a.n_lengths; li++) srv_buf_printf(&out, "%s%d", li ? ", " : "", a.lengths[li]);
-        srv_buf_str(&out, "], \"depths\": [");
-        for (di = 0; di < a.n_depths; di++) srv_buf_printf(&out, "%s%g", di ? ", " : "", a.depths[di]);
-        srv_buf_str(&out, "],\n\"samples\": [\n");
-    }
-
-    for (li = 0; li < a.n_lengths; li++) {
-        const int L = a.lengths[li];
-        for (di = 0; di < a.n_depths; di++) {
-            cell *c = &grid[di * a.n_lengths + li];
-            double tc = cli_now();
-            for (s = 0; s < a.samples; s++) {
-                int lo_w = 0, hi_w = fl.n, n, n_pre, needle_tok, needle_len, hay_end, bos_n, n_gen = 0, n_kept, has, correct;
-                char num[64];
-                double measured, denom;
-                if (needles_make(&nd, &a, s, tok)) goto done;
-                /* the most filler words whose prompt is at most L tokens */
-                prompt_build(&pr, &fl, 0, &nd, a.depths[di]);
-                if (pr.text.nomem) {
-                    cli_fail("out of memory", NULL);
-                    goto done;
-                }
-                if ((n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                    cli_fail("cannot encode the prompt", err.message);
-                    goto done;
-                }
-                if (n > L) {
-                    snprintf(msg, sizeof msg, "%d tokens cannot hold %d needles and the question without any filler (%d "
-                             "tokens): use longer lengths or fewer --needles", L, a.needles, n);
-                    cli_fail("--lengths", msg);
-                    goto done;
-                }
-                while (lo_w < hi_w) { /* invariant: lo_w words fit */
-                    const int mid = lo_w + (hi_w - lo_w + 1) / 2;
-                    prompt_build(&pr, &fl, mid, &nd, a.depths[di]);
-                    if (pr.text.nomem) {
-                        cli_fail("out of memory", NULL);
-                        goto done;
-                    }
-                    if ((n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                        cli_fail("cannot encode the prompt", err.message);
-                        goto done;
-                    }
-                    if (n <= L) lo_w = mid;
-                    else hi_w = mid - 1;
-                }
-                for (;; lo_w--) { /* the count is monotone in the words but for rare merges: make sure */
-                    prompt_build(&pr, &fl, lo_w, &nd, a.depths[di]);
-                    if (pr.text.nomem || (n = encode(tok, pr.text.p, pr.text.len, &ids, &ids_cap, &err)) < 0) {
-                        cli_fail("cannot build the prompt", pr.text.nomem ? "out of memory" : err.message);
-                        goto done;
-                    }
-                    if (n <= L || lo_w == 0) break;
-                }
-                for (k = 0; k < n; k++)
-                    if (ids[k] < 0 || ids[k] >= V) {
-                        cli_fail("the tokenizer does not fit the model", "a token id is outside the vocabulary");
-                        goto done;
-                    }
-                /* where the answer needle and the haystack are, in tokens: the encodings of the text
-                   before the needle (without the space that joins it) and before the question */
-                bos_n = dintattn_tokenizer_bos(tok) >= 0;
-                needle_tok = bos_n;
-                if (pr.needle_at > 0) {
-                    if ((n_pre = encode(tok, pr.text.p, pr.needle_at - 1, &pre, &pre_cap, &err)) < 0) {
-                        cli_fail("cannot encode the prompt", err.message);
-                        goto done;
-                    }
-                    if ((n_pre > n || memcmp(pre, ids, sizeof(int) * (size_t)n_pre)) && !warned) {
-                        fprintf(stderr, "needle: warning: the text before a needle encodes differently alone; "
-                                        "needle_token may be off by a token (said once)\n");
-                        warned = 1;
-                    }
-                    needle_tok = n_pre;
-                }
-                if ((needle_len = encode(tok, pr.text.p, pr.needle_end, &pre, &pre_cap, &err)) < 0 ||
-                    (hay_end = encode(tok, pr.text.p, pr.question_at, &pre, &pre_cap, &err)) < 0) {
-                    cli_fail("cannot encode the prompt", err.message);
-                    goto done;
-                }
-                needle_len -= needle_tok;
-                denom = (double)(hay_end - bos_n - needle_len);
-                measured = denom > 0 ? (double)(needle_tok - bos_n) / denom : 0;
-                /* the answer: greedy, up to M tokens or an end-of-sequence id; an id past the
-                   tokenizer (a vocabulary padded past it) has no text: it counts and is run, as
-                   generate does, but is not decoded (n_kept: the ids that are tokens) */
-                dintattn_session_reset(sess);
-                dintattn_sampler_reset(smp);
-                if (dintattn_prefill(sess, ids, n, logits, 0, &err)) {
-                    cli_fail("prefill", err.message);
-                    goto done;
-                }
-                for (n_gen = n_kept = 0; n_gen < a.max_tokens;) {
-                    const int t = dintattn_sampler_sample(smp, logits);
-                    if (dintattn_tokenizer_is_eos(tok, t)) break;
-                    n_gen++;
-                    if (dintattn_tokenizer_has_token(tok, t)) gen[n_kept++] = t;
-                    if (n_gen == a.max_tokens) break;
-                    if (dintattn_decode(sess, t, logits, &err)) {
-                        cli_fail("decode", err.message);
-                        goto done;
-                    }
-                }
-                {
-                    size_t len = 0;
-                    gen_text.len = 0;
-                    if (n_kept > 0) {
-                        if (dintattn_tokenizer_decode(tok, gen, n_kept, 1, NULL, 0, &len, &err) ||
-                            srv_buf_reserve(&gen_text, len + 1) ||
-                            dintattn_tokenizer_decode(tok, gen, n_kept, 1, gen_text.p, len + 1, &len, &err)) {
-                            cli_fail("cannot decode the answer", gen_text.nomem ? "out of memory" : err.message);
-                            goto done;
-                        }
-                        gen_text.len = len;
-                    }
-                }
-                has = extract_number(gen_text.p ? gen_text.p : "", gen_text.len, num, sizeof num) == 0;
-                correct = has && same_number(num, nd.number[0]);
-                c->correct += correct;
-                c->total++;
-                if (a.json) {
-                    srv_buf_printf(&out, "%s{\"length\": %d, \"depth\": %g, \"sample\": %d, \"prompt_tokens\": %d, "
-                                         "\"filler_words\": %d, \"needle_token\": %d, \"needle_tokens\": %d, "
-                                         "\"haystack_start\": %d, \"haystack_end\": %d, \"depth_measured\": %.6f, \"cities\": [",
-                                   first_sample ? "" : ",\n", L, a.depths[di], s, n, lo_w, needle_tok, needle_len, bos_n,
-                                   hay_end, measured);
-                    first_sample = 0;
-                    for (k = 0; k < nd.n; k++) srv_buf_printf(&out, "%s\"%s\"", k ? ", " : "", cities[nd.city[k]]);
-                    srv_buf_str(&out, "], \"numbers\": [");
-                    for (k = 0; k < nd.n; k++) srv_buf_printf(&out, "%s%s", k ? ", " : "", nd.number[k]);
-                    srv_buf_str(&out, "], \"asked\": [");
-                    for (k = 0; k < nd.r; k++) srv_buf_printf(&out, "%s\"%s\"", k ? ", " : "", cities[nd.city[nd.order[k]]]);
-                    srv_buf_printf(&out, "], \"answer_city\": \"%s\", \"answer\": %s, \"needle\": ", cities[nd.city[0]], nd.number[0]);
-                    srv_buf_json_str(&out, pr.text.p + pr.needle_at, pr.needle_end - pr.needle_at);
-                    srv_buf_printf(&out, ", \"answer_tokens\": %d, \"output\": ", n_gen);
-                    srv_buf_json_str(&out, gen_text.p ? gen_text.p : "", gen_text.len);
-                    srv_buf_printf(&out, ", \"extracted\": %s, \"correct\": %s", has ? num : "null", correct ? "true" : "false");
-                    if (a.prompts) {
-                        srv_buf_str(&out, ", \"prompt\": ");
-                        srv_buf_json_str(&out, pr.text.p, pr.text.len);
-                    }
-                    srv_buf_str(&out, "}");
-                    if (out.nomem) {
-                        cli_fail("out of memory for the output", NULL);
-                        goto done;
-                    }
-                }
-            }
-            fprintf(stderr, "needle: length %d, depth %g%%: %d/%d correct (%.1f s)\n", L, a.depths[di], c->correct,
-                    c->total, cli_now() - tc);
-        }
-    }
-
-    if (a.json) {
-        srv_buf_str(&out, "\n],\n\"grid\": [\n");
-        for (di = 0; di < a.n_depths; di++)
-            for (li = 0; li < a.n_lengths; li++) {
-                const cell *c = &grid[di * a.n_lengths + li];
-                char v[32];
-                fmt_acc(v, sizeof v, c->correct, c->total);
-                srv_buf_printf(&out, "{\"depth\": %g, \"length\": %d, \"correct\": %d, \"total\": %d, \"accuracy\": %s}%s\n",
-                               a.depths[di], a.lengths[li], c->correct, c->total, v,
-                               di == a.n_depths - 1 && li == a.n_lengths - 1 ? "" : ",");
-            }
-        srv_buf_str(&out, "]}\n");
-    } else {
-        srv_buf_printf(&out, "multi-needle retrieval: %s, N = %d needles, R = %d asked, %d samples per cell, seed %llu\n",
-                       a.eng.model, a.needles, a.asked, a.samples, a.seed);
-        srv_buf_str(&out, "accuracy (correct/total) by depth (rows) and prompt length in tokens (columns)\n");
-        srv_buf_str(&out, "depth  ");
-        for (li = 0; li < a.n_lengths; li++) srv_buf_printf(&out, " %14d", a.lengths[li]);
-        srv_buf_str(&out, "\n");
-        for (di = 0; di <= a.n_depths; di++) {
-            if (di < a.n_depths) srv_buf_printf(&out, "%5g%% ", a.depths[di]);
-            else srv_buf_str(&out, "mean   ");
-            for (li = 0; li < a.n_lengths; li++) {
-                int cr = 0, tt = 0, d0 = di < a.n_depths ? di : 0, d1 = di < a.n_depths ? di + 1 : a.n_depths, d;
-                char cnt[32];
-                for (d = d0; d < d1; d++) cr += grid[d * a.n_lengths + li].correct, tt += grid[d * a.n_lengths + li].total;
-                snprintf(cnt, sizeof cnt, "(%d/%d)", cr, tt);
-                srv_buf_printf(&out, " %5.2f %8s", tt ? (double)cr / tt : 0.0, cnt);
-            }
-            srv_buf_str(&out, "\n");
-        }
-    }
-    if (out.nomem) {
+    if (a.json) json_head(&r, C);
+    if (run_cells(&r, grid)) goto done;
+    report_grid(&a, grid, &r.out);
+    if (r.out.nomem) {
         cli_fail("out of memory for the output", NULL);
         goto done;
     }
-    if ((out.len && fwrite(out.p, 1, out.len, stdout) != out.len) || fflush(stdout)) {
+    if ((r.out.len && fwrite(r.out.p, 1, r.out.len, stdout) != r.out.len) || fflush(stdout)) {
         cli_fail("cannot write to standard output", NULL);
         goto done;
     }
@@ -1000,17 +1044,17 @@ done:
         fclose(svg);
         remove(a.svg);
     }
-    srv_buf_free(&out);
-    srv_buf_free(&gen_text);
-    srv_buf_free(&pr.text);
-    filler_free(&fl);
+    srv_buf_free(&r.out);
+    srv_buf_free(&r.gen_text);
+    srv_buf_free(&r.pr.text);
+    filler_free(&r.fl);
     free(grid);
-    free(ids);
-    free(pre);
-    free(gen);
-    free(logits);
-    dintattn_sampler_free(smp);
-    dintattn_session_free(sess);
+    free(r.ids);
+    free(r.pre);
+    free(r.gen);
+    free(r.logits);
+    dintattn_sampler_free(r.smp);
+    dintattn_session_free(r.sess);
     dintattn_tokenizer_free(tok);
     dintattn_model_free(model);
     return rc;
