@@ -510,6 +510,16 @@ DINTATTN_API const char *dintattn_result_name(dintattn_result r);
 /* DINTATTN_VERSION of the implementation that was compiled: what a program (or python/dintattn.py)
    linked to a shared library checks against the header it was written for. */
 DINTATTN_API const char *dintattn_version(void);
+/* A row of the layout table that bindings (python/dintattn.py) check their copies of the
+   structs and enums against: a struct's field with its offset and size; the struct itself
+   (field NULL, size its sizeof); or an enum's constant (offset its value, size the enum's). */
+typedef struct dintattn_abi_field {
+    const char *type;  /* "dintattn_config", "dintattn_result", ... */
+    const char *field; /* "rope_theta", "DINTATTN_ERR_IO", ...; NULL for the struct's own row */
+    size_t offset, size;
+} dintattn_abi_field;
+/* The layout table of the public structs and enums, as compiled; *n gets its row count. */
+DINTATTN_API const dintattn_abi_field *dintattn_abi_fields(int *n);
 
 /* --- tokenizer --- */
 
@@ -717,6 +727,103 @@ extern "C" {
 #define DINTATTN__JSON_MAX_DEPTH 64
 
 DINTATTN_API const char *dintattn_version(void) { return DINTATTN_VERSION; }
+
+#define DINTATTN__ABI_T(T) {#T, NULL, 0, sizeof(T)}
+#define DINTATTN__ABI_F(T, f) {#T, #f, offsetof(T, f), sizeof(((T *)0)->f)}
+#define DINTATTN__ABI_E(T, c) {#T, #c, (size_t)(c), sizeof(T)}
+static const dintattn_abi_field dintattn__abi[] = {
+    DINTATTN__ABI_T(dintattn_error), DINTATTN__ABI_F(dintattn_error, code), DINTATTN__ABI_F(dintattn_error, message),
+    DINTATTN__ABI_T(dintattn_rope_scaling), DINTATTN__ABI_F(dintattn_rope_scaling, type),
+    DINTATTN__ABI_F(dintattn_rope_scaling, factor), DINTATTN__ABI_F(dintattn_rope_scaling, low_freq_factor),
+    DINTATTN__ABI_F(dintattn_rope_scaling, high_freq_factor),
+    DINTATTN__ABI_F(dintattn_rope_scaling, original_max_position_embeddings),
+    DINTATTN__ABI_F(dintattn_rope_scaling, beta_fast), DINTATTN__ABI_F(dintattn_rope_scaling, beta_slow),
+    DINTATTN__ABI_F(dintattn_rope_scaling, attention_factor), DINTATTN__ABI_F(dintattn_rope_scaling, truncate),
+    DINTATTN__ABI_T(dintattn_config), DINTATTN__ABI_F(dintattn_config, dim), DINTATTN__ABI_F(dintattn_config, n_layers),
+    DINTATTN__ABI_F(dintattn_config, vocab_size), DINTATTN__ABI_F(dintattn_config, hidden_dim),
+    DINTATTN__ABI_F(dintattn_config, max_seq_len), DINTATTN__ABI_F(dintattn_config, n_heads),
+    DINTATTN__ABI_F(dintattn_config, head_dim), DINTATTN__ABI_F(dintattn_config, v_head_dim),
+    DINTATTN__ABI_F(dintattn_config, n_k1_heads), DINTATTN__ABI_F(dintattn_config, n_q2_heads),
+    DINTATTN__ABI_F(dintattn_config, n_k2_heads), DINTATTN__ABI_F(dintattn_config, n_v_heads),
+    DINTATTN__ABI_F(dintattn_config, qk_rank), DINTATTN__ABI_F(dintattn_config, attention),
+    DINTATTN__ABI_F(dintattn_config, integral), DINTATTN__ABI_F(dintattn_config, head_norm),
+    DINTATTN__ABI_F(dintattn_config, head_norm_type), DINTATTN__ABI_F(dintattn_config, head_scale),
+    DINTATTN__ABI_F(dintattn_config, rope), DINTATTN__ABI_F(dintattn_config, rope_theta),
+    DINTATTN__ABI_F(dintattn_config, norm_eps), DINTATTN__ABI_F(dintattn_config, head_norm_eps),
+    DINTATTN__ABI_F(dintattn_config, ffn_act), DINTATTN__ABI_F(dintattn_config, tie_embeddings),
+    DINTATTN__ABI_F(dintattn_config, lambda_mode), DINTATTN__ABI_F(dintattn_config, shared_k),
+    DINTATTN__ABI_F(dintattn_config, rope_dim), DINTATTN__ABI_F(dintattn_config, rope_scaling),
+    DINTATTN__ABI_F(dintattn_config, ffn_bias),
+    DINTATTN__ABI_T(dintattn_attn_row), DINTATTN__ABI_F(dintattn_attn_row, layer), DINTATTN__ABI_F(dintattn_attn_row, head),
+    DINTATTN__ABI_F(dintattn_attn_row, pos), DINTATTN__ABI_F(dintattn_attn_row, n_keys),
+    DINTATTN__ABI_F(dintattn_attn_row, lambda), DINTATTN__ABI_F(dintattn_attn_row, A1),
+    DINTATTN__ABI_F(dintattn_attn_row, A2), DINTATTN__ABI_F(dintattn_attn_row, integral),
+    DINTATTN__ABI_F(dintattn_attn_row, W),
+    DINTATTN__ABI_T(dintattn_inspect), DINTATTN__ABI_F(dintattn_inspect, row), DINTATTN__ABI_F(dintattn_inspect, user),
+    DINTATTN__ABI_F(dintattn_inspect, layers), DINTATTN__ABI_F(dintattn_inspect, heads),
+    DINTATTN__ABI_F(dintattn_inspect, pos_from), DINTATTN__ABI_F(dintattn_inspect, pos_to),
+    DINTATTN__ABI_T(dintattn_attn_stats), DINTATTN__ABI_F(dintattn_attn_stats, sum),
+    DINTATTN__ABI_F(dintattn_attn_stats, neg_sum), DINTATTN__ABI_F(dintattn_attn_stats, neg_share),
+    DINTATTN__ABI_F(dintattn_attn_stats, entropy), DINTATTN__ABI_F(dintattn_attn_stats, span_mass),
+    DINTATTN__ABI_F(dintattn_attn_stats, rest_mass),
+    DINTATTN__ABI_T(dintattn_load_options), DINTATTN__ABI_F(dintattn_load_options, qk_form),
+    DINTATTN__ABI_F(dintattn_load_options, weights), DINTATTN__ABI_F(dintattn_load_options, check_finite),
+    DINTATTN__ABI_F(dintattn_load_options, progress), DINTATTN__ABI_F(dintattn_load_options, progress_user),
+    DINTATTN__ABI_F(dintattn_load_options, map), DINTATTN__ABI_F(dintattn_load_options, n_threads),
+    DINTATTN__ABI_T(dintattn_session_options), DINTATTN__ABI_F(dintattn_session_options, n_ctx),
+    DINTATTN__ABI_F(dintattn_session_options, n_batch), DINTATTN__ABI_F(dintattn_session_options, n_threads),
+    DINTATTN__ABI_F(dintattn_session_options, kernels), DINTATTN__ABI_F(dintattn_session_options, precision),
+    DINTATTN__ABI_F(dintattn_session_options, kv), DINTATTN__ABI_F(dintattn_session_options, tiles_min_tokens),
+    DINTATTN__ABI_F(dintattn_session_options, bf16_dot),
+    DINTATTN__ABI_T(dintattn_sampler_options), DINTATTN__ABI_F(dintattn_sampler_options, temperature),
+    DINTATTN__ABI_F(dintattn_sampler_options, top_k), DINTATTN__ABI_F(dintattn_sampler_options, top_p),
+    DINTATTN__ABI_F(dintattn_sampler_options, min_p), DINTATTN__ABI_F(dintattn_sampler_options, repeat_penalty),
+    DINTATTN__ABI_F(dintattn_sampler_options, repeat_last_n), DINTATTN__ABI_F(dintattn_sampler_options, seed),
+    DINTATTN__ABI_T(dintattn_tensor_info), DINTATTN__ABI_F(dintattn_tensor_info, name),
+    DINTATTN__ABI_F(dintattn_tensor_info, layer), DINTATTN__ABI_F(dintattn_tensor_info, rows),
+    DINTATTN__ABI_F(dintattn_tensor_info, cols), DINTATTN__ABI_F(dintattn_tensor_info, type),
+    DINTATTN__ABI_F(dintattn_tensor_info, bytes), DINTATTN__ABI_F(dintattn_tensor_info, read_bytes),
+    DINTATTN__ABI_F(dintattn_tensor_info, matrix), DINTATTN__ABI_F(dintattn_tensor_info, in_file),
+    DINTATTN__ABI_F(dintattn_tensor_info, heads),
+    DINTATTN__ABI_T(dintattn_chat_message), DINTATTN__ABI_F(dintattn_chat_message, role),
+    DINTATTN__ABI_F(dintattn_chat_message, content),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_OK), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_IO),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_TRUNCATED), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_HEADER),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_DTYPE), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_OFFSETS),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_METADATA), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_CONFIG),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_MISSING_TENSOR),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_UNKNOWN_TENSOR), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_SHAPE),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_NOMEM), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_ARG),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_CONTEXT), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_THREAD),
+    DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_TOKENIZER), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_NONFINITE),
+    DINTATTN__ABI_E(dintattn_attention, DINTATTN_ATTN_STANDARD), DINTATTN__ABI_E(dintattn_attention, DINTATTN_ATTN_DIFF),
+    DINTATTN__ABI_E(dintattn_attention, DINTATTN_ATTN_DINT),
+    DINTATTN__ABI_E(dintattn_integral, DINTATTN_INTEGRAL_SOFTMAX), DINTATTN__ABI_E(dintattn_integral, DINTATTN_INTEGRAL_MEAN),
+    DINTATTN__ABI_E(dintattn_head_norm_type, DINTATTN_HEADNORM_RMS),
+    DINTATTN__ABI_E(dintattn_head_norm_type, DINTATTN_HEADNORM_GROUP),
+    DINTATTN__ABI_E(dintattn_head_scale, DINTATTN_HEAD_SCALE_NONE),
+    DINTATTN__ABI_E(dintattn_head_scale, DINTATTN_HEAD_SCALE_ONE_MINUS_LAMBDA_INIT),
+    DINTATTN__ABI_E(dintattn_rope, DINTATTN_ROPE_INTERLEAVED), DINTATTN__ABI_E(dintattn_rope, DINTATTN_ROPE_HALVES),
+    DINTATTN__ABI_E(dintattn_rope, DINTATTN_ROPE_NONE),
+    DINTATTN__ABI_E(dintattn_ffn_act, DINTATTN_FFN_SILU), DINTATTN__ABI_E(dintattn_ffn_act, DINTATTN_FFN_POLYNORM),
+    DINTATTN__ABI_E(dintattn_lambda_mode, DINTATTN_LAMBDA_REPARAM),
+    DINTATTN__ABI_E(dintattn_lambda_mode, DINTATTN_LAMBDA_TOKEN_SIGMOID),
+    DINTATTN__ABI_E(dintattn_rope_scaling_type, DINTATTN_ROPE_SCALING_NONE),
+    DINTATTN__ABI_E(dintattn_rope_scaling_type, DINTATTN_ROPE_SCALING_LINEAR),
+    DINTATTN__ABI_E(dintattn_rope_scaling_type, DINTATTN_ROPE_SCALING_LLAMA3),
+    DINTATTN__ABI_E(dintattn_rope_scaling_type, DINTATTN_ROPE_SCALING_YARN),
+    DINTATTN__ABI_E(dintattn_qk_form, DINTATTN_QK_AUTO), DINTATTN__ABI_E(dintattn_qk_form, DINTATTN_QK_FACTORED),
+    DINTATTN__ABI_E(dintattn_qk_form, DINTATTN_QK_MERGED),
+};
+#undef DINTATTN__ABI_T
+#undef DINTATTN__ABI_F
+#undef DINTATTN__ABI_E
+
+DINTATTN_API const dintattn_abi_field *dintattn_abi_fields(int *n)
+{
+    if (n) *n = (int)(sizeof dintattn__abi / sizeof dintattn__abi[0]);
+    return dintattn__abi;
+}
 
 DINTATTN_API const char *dintattn_result_name(dintattn_result r)
 {

@@ -151,6 +151,27 @@ class _ChatMessage(ctypes.Structure):
     _fields_ = [("role", c_char_p), ("content", c_char_p)]
 
 
+class _AbiField(ctypes.Structure):  # dintattn_abi_field: a row of the library's layout table
+    _fields_ = [("type", c_char_p), ("field", c_char_p), ("offset", c_size_t), ("size", c_size_t)]
+
+
+# the header's struct each ctypes class mirrors (a trailing "_" is a Python keyword's escape: lambda_)
+_MIRRORS = {"dintattn_error": _Error, "dintattn_rope_scaling": _RopeScaling, "dintattn_config": _Config,
+            "dintattn_attn_row": _AttnRow, "dintattn_inspect": _Inspect, "dintattn_attn_stats": _AttnStats,
+            "dintattn_load_options": _LoadOptions, "dintattn_session_options": _SessionOptions,
+            "dintattn_sampler_options": _SamplerOptions, "dintattn_tensor_info": _TensorInfo,
+            "dintattn_chat_message": _ChatMessage}
+# the header's enums whose values these bindings count on: (enum, constants' prefix, names in value order)
+_ENUM_MIRRORS = [("dintattn_result", "DINTATTN_", RESULTS), ("dintattn_attention", "DINTATTN_ATTN_", _ENUMS["attention"]),
+                 ("dintattn_integral", "DINTATTN_INTEGRAL_", _ENUMS["integral"]),
+                 ("dintattn_head_norm_type", "DINTATTN_HEADNORM_", _ENUMS["head_norm_type"]),
+                 ("dintattn_head_scale", "DINTATTN_HEAD_SCALE_", _ENUMS["head_scale"]),
+                 ("dintattn_rope", "DINTATTN_ROPE_", _ENUMS["rope"]), ("dintattn_ffn_act", "DINTATTN_FFN_", _ENUMS["ffn_act"]),
+                 ("dintattn_lambda_mode", "DINTATTN_LAMBDA_", _ENUMS["lambda_mode"]),
+                 ("dintattn_rope_scaling_type", "DINTATTN_ROPE_SCALING_", _ROPE_SCALING),
+                 ("dintattn_qk_form", "DINTATTN_QK_", _QK_FORMS)]
+
+
 # --- every API function, with its C signature ------------------------------------------------------
 
 _err_p, _pp = _P(_Error), _P(c_void_p)
@@ -225,6 +246,7 @@ _SIGNATURES = {
     "chat_has_template": (c_int, [c_void_p]),
     "chat_n_stops": (c_int, [c_void_p]),
     "chat_stop": (c_char_p, [c_void_p, c_int]),
+    "abi_fields": (_P(_AbiField), [_int_p]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():
     try:
@@ -233,6 +255,50 @@ for _name, (_res, _args) in _SIGNATURES.items():
         raise ImportError("%s has no dintattn_%s: the library is older than these bindings (rebuild it: make lib)"
                           % (library_path, _name)) from None
     _f.restype, _f.argtypes = _res, _args
+
+
+def _check_abi(mirrors=None, enums=None):
+    """Checks the ctypes mirrors against the library's layout table (dintattn_abi_fields): each struct's
+    sizeof and every field's offset and size, the enums' values. Raises ImportError naming the struct
+    and field that differ: a mismatch would otherwise corrupt memory without a word."""
+    mirrors, enums = mirrors or _MIRRORS, enums or _ENUM_MIRRORS
+    n = c_int()
+    rows = _lib.dintattn_abi_fields(ctypes.byref(n))
+    table = {}
+    for i in range(n.value):
+        r = rows[i]
+        table.setdefault(r.type.decode(), {})[None if r.field is None else r.field.decode()] = (r.offset, r.size)
+    wrong = []
+    for cname, cls in mirrors.items():
+        c = table.get(cname)
+        if c is None:
+            wrong.append("%s: not in the library's table" % cname)
+            continue
+        if ctypes.sizeof(cls) != c[None][1]:
+            wrong.append("%s: sizeof is %d in the library, %d in %s" % (cname, c[None][1], ctypes.sizeof(cls), cls.__name__))
+        py = {f[0].rstrip("_"): (getattr(cls, f[0]).offset, getattr(cls, f[0]).size) for f in cls._fields_}
+        for field, (off, size) in c.items():
+            if field is None:
+                continue
+            if field not in py:
+                wrong.append("%s.%s: missing from %s" % (cname, field, cls.__name__))
+            elif py[field] != (off, size):
+                wrong.append("%s.%s: offset %d size %d in the library, offset %d size %d in %s"
+                             % (cname, field, off, size, py[field][0], py[field][1], cls.__name__))
+        wrong += ["%s.%s: no such field in the library" % (cname, f) for f in py if f not in c]
+    for cname, prefix, names in enums:
+        c = {k: v[0] for k, v in table.get(cname, {}).items() if k is not None}
+        py = {prefix + name.upper(): value for value, name in enumerate(names)}
+        if c != py:
+            wrong.append("enum %s: the library has %s, the bindings %s" % (cname, sorted(c.items(), key=lambda kv: kv[1]),
+                                                                          sorted(py.items(), key=lambda kv: kv[1])))
+    if wrong:
+        raise ImportError("python/dintattn.py does not match the structs of %s (dintattn %s): %s -- use the bindings of "
+                          "the same version as the library, or rebuild it (make lib)"
+                          % (library_path, _lib.dintattn_version().decode(), "; ".join(wrong)))
+
+
+_check_abi()
 
 #: DINTATTN_VERSION of the loaded library (dintattn_version)
 __version__ = _lib.dintattn_version().decode()

@@ -11,6 +11,7 @@ library (DINTATTN_LIB) and the examples' directory (DINTATTN_BUILD, default buil
 stdlib unittest and numpy only.
 """
 
+import ctypes
 import glob
 import os
 import re
@@ -504,6 +505,58 @@ class Errors(unittest.TestCase):
         sess.close()
         self.assertRaises(ValueError, sess.decode, 0)
         model.close()
+
+
+class LayoutMatchesLibrary(unittest.TestCase):
+    """python/dintattn.py's ctypes copies of the header's structs and enums against the library's
+    own table (dintattn_abi_fields), checked at import; a changed copy must fail the check."""
+
+    def table(self):
+        n = ctypes.c_int()
+        rows = dintattn._lib.dintattn_abi_fields(ctypes.byref(n))
+        return [(rows[i].type.decode(), rows[i].field and rows[i].field.decode(), rows[i].offset, rows[i].size)
+                for i in range(n.value)]
+
+    def test_every_struct_of_the_table_is_mirrored_and_matches(self):
+        dintattn._check_abi()  # what the import did
+        structs = {t for t, f, _, _ in self.table() if f is None}
+        self.assertEqual(structs, set(dintattn._MIRRORS))
+        rows = {(t, f): (o, z) for t, f, o, z in self.table()}
+        self.assertEqual(rows[("dintattn_error", "message")], (4, 512))
+        self.assertEqual(rows[("dintattn_session_options", None)][1], 32)  # eight ints
+        self.assertEqual(rows[("dintattn_result", "DINTATTN_ERR_NONFINITE")][0], 16)
+
+    def check_fails(self, cname, cls, *words):
+        with self.assertRaises(ImportError) as e:
+            dintattn._check_abi(dict(dintattn._MIRRORS, **{cname: cls}))
+        for w in words:
+            self.assertIn(w, str(e.exception))
+
+    def test_a_changed_struct_fails_naming_struct_and_field(self):
+        fields = dintattn._SessionOptions._fields_
+        # a field left out (the struct as it was before the dispatch options)
+        short = type("_SessionOptions", (ctypes.Structure,), {"_fields_": [f for f in fields if f[0] != "bf16_dot"]})
+        self.check_fails("dintattn_session_options", short, "dintattn_session_options: sizeof is 32 in the library, 28",
+                         "dintattn_session_options.bf16_dot: missing from _SessionOptions")
+        # a field of another type: the ones after it move
+        wide = type("_SessionOptions", (ctypes.Structure,),
+                    {"_fields_": [(n, ctypes.c_double if n == "kernels" else t) for n, t in fields]})
+        self.check_fails("dintattn_session_options", wide, "dintattn_session_options.kernels: offset 12 size 4 in the "
+                         "library, offset 16 size 8", "dintattn_session_options.precision")
+        # two fields swapped: same size, the offsets differ
+        swapped = type("_Error", (ctypes.Structure,), {"_fields_": [("message", ctypes.c_char * 512), ("code", ctypes.c_int)]})
+        self.check_fails("dintattn_error", swapped, "dintattn_error.code: offset 0 size 4 in the library, offset 512")
+        # a renamed field
+        renamed = type("_ChatMessage", (ctypes.Structure,),
+                       {"_fields_": [("role", ctypes.c_char_p), ("text", ctypes.c_char_p)]})
+        self.check_fails("dintattn_chat_message", renamed, "dintattn_chat_message.content: missing from _ChatMessage",
+                         "dintattn_chat_message.text: no such field in the library")
+
+    def test_a_changed_enum_fails(self):
+        results = dintattn.RESULTS[:3] + dintattn.RESULTS[4:]  # ERR_HEADER left out: the codes after it shift
+        with self.assertRaises(ImportError) as e:
+            dintattn._check_abi(enums=[("dintattn_result", "DINTATTN_", results)])
+        self.assertIn("enum dintattn_result", str(e.exception))
 
 
 class AsAResearcher(unittest.TestCase):
