@@ -17,7 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
+#include "strbuf.h"      /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
 #define CLI_PROG "attention"
 #include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */

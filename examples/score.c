@@ -18,7 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "server_http.h" /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
+#include "strbuf.h"      /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
 #define CLI_PROG "score"
 #include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */
@@ -680,19 +680,22 @@ done:
 /* Reads and encodes every line of the file; returns the count, or -1 (printed). */
 static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C, mc_item **out, int *longest)
 {
-    dintattn__json j;
+    dintattn_json *j = NULL;
+    dintattn_error jerr;
     char *text, *line, msg[320];
     size_t len, at = 0;
     int n = 0, cap = 0, line_no = 0, k, i;
     mc_item *items = NULL;
     *out = NULL;
     *longest = 0;
-    memset(&j, 0, sizeof j);
     if (!(text = cli_read_all(path, &len))) return cli_fail(path, strerror(errno)), -1;
     msg[0] = 0;
     while (at < len && !msg[0]) {
-        const dintattn__jnode *root, *ctx, *choices, *gold, *ch;
-        size_t end = at, p;
+        const dintattn_json_node *root, *choices, *gold;
+        const char *ctx;
+        size_t end = at, p, ctx_len;
+        long long g = -1;
+        int n_choices;
         mc_item *it;
         line = text + at;
         while (end < len && text[end] != '\n') end++;
@@ -700,22 +703,23 @@ static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C
         line_no++;
         for (p = 0; line + p < text + end && line[p] && strchr(" \t\r", line[p]); p++) {}
         if (line + p == text + end) continue; /* a blank line */
-        if (dintattn__json_parse(&j, line, (size_t)(text + end - line)) < 0) {
-            snprintf(msg, sizeof msg, "line %d is not valid JSON: %s", line_no, j.err);
+        if (dintattn_json_parse(line, (size_t)(text + end - line), &j, &jerr) != DINTATTN_OK) {
+            snprintf(msg, sizeof msg, "line %d is not valid JSON: %.200s", line_no, jerr.message);
             break;
         }
-        root = &j.nodes[0];
-        ctx = dintattn__json_get(&j, root, "context");
-        choices = dintattn__json_get(&j, root, "choices");
-        gold = dintattn__json_get(&j, root, "gold");
-        if (root->type != DINTATTN__JOBJ) snprintf(msg, sizeof msg, "line %d: not a JSON object", line_no);
-        else if (!ctx || ctx->type != DINTATTN__JSTR) snprintf(msg, sizeof msg, "line %d: \"context\" must be a string", line_no);
-        else if (!choices || choices->type != DINTATTN__JARR || choices->n_children < 1)
+        root = dintattn_json_root(j);
+        ctx = dintattn_json_str(j, dintattn_json_get(j, root, "context"), &ctx_len);
+        choices = dintattn_json_get(j, root, "choices");
+        n_choices = dintattn_json_len(j, choices);
+        gold = dintattn_json_get(j, root, "gold");
+        if (dintattn_json_type(j, root) != DINTATTN_JSON_OBJECT) snprintf(msg, sizeof msg, "line %d: not a JSON object", line_no);
+        else if (!ctx) snprintf(msg, sizeof msg, "line %d: \"context\" must be a string", line_no);
+        else if (dintattn_json_type(j, choices) != DINTATTN_JSON_ARRAY || n_choices < 1)
             snprintf(msg, sizeof msg, "line %d: \"choices\" must be a non-empty array of strings", line_no);
-        else if (gold && gold->type != DINTATTN__JNULL &&
-                 (gold->type != DINTATTN__JNUM || !gold->is_int || gold->ival < 0 || gold->ival >= choices->n_children))
+        else if (dintattn_json_type(j, gold) != DINTATTN_JSON_NULL &&
+                 (!dintattn_json_int(j, gold, &g) || g < 0 || g >= n_choices))
             snprintf(msg, sizeof msg, "line %d: \"gold\" must be an index into \"choices\" (0 to %d)", line_no,
-                     choices->n_children - 1);
+                     n_choices - 1);
         if (msg[0]) break;
         if (n == cap) {
             mc_item *grown = (mc_item *)realloc(items, sizeof *items * (size_t)(cap = cap ? 2 * cap : 16));
@@ -727,23 +731,25 @@ static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C
         }
         it = &items[n++];
         it->line = line_no;
-        it->gold = gold && gold->type == DINTATTN__JNUM ? (int)gold->ival : -1;
+        it->gold = dintattn_json_type(j, gold) == DINTATTN_JSON_NUMBER ? (int)g : -1;
         it->n_choices = 0;
-        if (!(it->c = (mc_choice *)calloc((size_t)choices->n_children, sizeof *it->c))) {
+        if (!(it->c = (mc_choice *)calloc((size_t)n_choices, sizeof *it->c))) {
             snprintf(msg, sizeof msg, "out of memory");
             break;
         }
-        for (ch = &j.nodes[choices->child], k = 0; ch && !msg[0]; ch = ch->next >= 0 ? &j.nodes[ch->next] : NULL, k++) {
+        for (k = 0; k < n_choices && !msg[0]; k++) {
             mc_choice *c = &it->c[k];
             char why[200];
-            if (ch->type != DINTATTN__JSTR || ch->str_len == 0) {
+            size_t ch_len;
+            const char *ch = dintattn_json_str(j, dintattn_json_at(j, choices, k), &ch_len);
+            if (!ch || ch_len == 0) {
                 snprintf(msg, sizeof msg, "line %d: choice %d must be a non-empty string", line_no, k);
                 break;
             }
             it->n_choices = k + 1;
-            c->bytes = (double)ch->str_len;
-            for (p = 0; p < ch->str_len; p++) c->chars += ((unsigned char)ch->str[p] & 0xC0) != 0x80;
-            if (mc_encode(tok, ctx->str, ctx->str_len, ch->str, ch->str_len, c, why, sizeof why)) {
+            c->bytes = (double)ch_len;
+            for (p = 0; p < ch_len; p++) c->chars += ((unsigned char)ch[p] & 0xC0) != 0x80;
+            if (mc_encode(tok, ctx, ctx_len, ch, ch_len, c, why, sizeof why)) {
                 snprintf(msg, sizeof msg, "line %d, choice %d: %s", line_no, k, why);
                 break;
             }
@@ -758,9 +764,10 @@ static int mc_read(const char *path, const dintattn_tokenizer *tok, int V, int C
                          "(lm-eval would cut the context on the left; score refuses)", line_no, k, c->n, C);
             if (c->n > *longest) *longest = c->n;
         }
-        dintattn__json_free(&j);
+        dintattn_json_free(j);
+        j = NULL;
     }
-    dintattn__json_free(&j);
+    dintattn_json_free(j);
     free(text);
     if (!msg[0] && n == 0) snprintf(msg, sizeof msg, "no lines to score");
     if (msg[0]) {

@@ -16,9 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-/* The request JSON is read with dintattn.h's internal parser (dintattn__json_parse): this program
-   includes the implementation, so it uses that one rather than a second JSON parser. */
-#include "server_http.h"
+#include "server_http.h" /* srv_http_parse, srv_parse_params (with dintattn.h's JSON reader) */
 #include "textgen.h" /* stop strings, prompt encoding, the prefix cache: shared with generate */
 #define CLI_PROG "server"
 #include "cli.h" /* cli_engine, cli_arg, cli_load_model: the engine options every example takes */

@@ -3,12 +3,11 @@
 
      srv_http_parse     an HTTP/1.x request head (request line and headers) from a byte buffer
      srv_parse_params   the JSON body of /v1/completions and /v1/chat/completions
-     srv_buf_json_str   a JSON string literal (UTF-8 passes through; invalid bytes become U+FFFD)
-     srv_utf8_partial   how many bytes at the end of a buffer are an unfinished UTF-8 character
 
-   JSON is read with dintattn.h's internal strict parser (dintattn__json_parse, dintattn__json_get:
-   RFC 8259 syntax, bounded nesting, no duplicate keys), rather than a second parser: include this
-   file after dintattn.h with DINTATTN_IMPLEMENTATION defined. */
+   (the JSON strings of the replies are written with strbuf.h's srv_buf_json_str).
+   JSON is read with dintattn.h's JSON reader (dintattn_json_parse, dintattn_json_get: RFC 8259
+   syntax, bounded nesting, no duplicate keys), rather than a second parser: include this file
+   after dintattn.h. */
 #ifndef DINTATTN_SERVER_HTTP_H
 #define DINTATTN_SERVER_HTTP_H
 
@@ -19,183 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define SRV_FN static __attribute__((unused)) /* not every includer calls every function */
-#else
-#define SRV_FN static
-#endif
+#include "strbuf.h" /* srv_buf, srv_buf_json_str, srv_utf8_partial */
 
 #define SRV_MAX_HEAD (16 * 1024)     /* request line + headers; past it: 431 */
 #define SRV_MAX_BODY (1024 * 1024)   /* a request body; past it: 413 */
 #define SRV_MAX_STOPS 16             /* stop strings of a request (the template's come on top) */
-
-/* --- a growable byte buffer ------------------------------------------------------------- */
-
-typedef struct srv_buf {
-    char *p;
-    size_t len, cap;
-    int nomem; /* an append failed: the content is incomplete */
-} srv_buf;
-
-SRV_FN void srv_buf_free(srv_buf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
-SRV_FN int srv_buf_reserve(srv_buf *b, size_t extra)
-{
-    size_t want;
-    char *grown;
-    if (b->nomem) return -1;
-    if (extra > ((size_t)-1) / 2 - b->len) {
-        b->nomem = 1;
-        return -1;
-    }
-    want = b->len + extra + 1; /* always room for a NUL */
-    if (want <= b->cap) return 0;
-    if (want < 2 * b->cap) want = 2 * b->cap;
-    if (want < 256) want = 256;
-    grown = (char *)realloc(b->p, want);
-    if (!grown) {
-        b->nomem = 1;
-        return -1;
-    }
-    b->p = grown;
-    b->cap = want;
-    return 0;
-}
-
-SRV_FN void srv_buf_add(srv_buf *b, const char *s, size_t n)
-{
-    if (srv_buf_reserve(b, n)) return;
-    if (n) memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-SRV_FN void srv_buf_str(srv_buf *b, const char *s) { srv_buf_add(b, s, strlen(s)); }
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-SRV_FN void srv_buf_printf(srv_buf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    srv_buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* --- UTF-8 ------------------------------------------------------------------------------ */
-
-/* The bytes a lead byte's second byte may take (RFC 3629: no overlongs, no surrogates, nothing
-   past U+10FFFF); returns the sequence's length, 0 for a byte that starts none. */
-static int srv_utf8_lead(unsigned char c, unsigned char *lo, unsigned char *hi)
-{
-    *lo = 0x80;
-    *hi = 0xBF;
-    if (c < 0x80) return 1;
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) return 2;
-    if (c < 0xF0) {
-        if (c == 0xE0) *lo = 0xA0;
-        if (c == 0xED) *hi = 0x9F;
-        return 3;
-    }
-    if (c < 0xF5) {
-        if (c == 0xF0) *lo = 0x90;
-        if (c == 0xF4) *hi = 0x8F;
-        return 4;
-    }
-    return 0;
-}
-
-/* Length of the valid UTF-8 character at s[0..n), or 0 if the bytes there are not one (invalid, or
-   cut short by the end of the buffer). */
-static size_t srv_utf8_char(const unsigned char *s, size_t n)
-{
-    unsigned char lo, hi;
-    int need = srv_utf8_lead(s[0], &lo, &hi), k;
-    if (need == 0 || (size_t)need > n) return 0;
-    if (need > 1 && (s[1] < lo || s[1] > hi)) return 0;
-    for (k = 2; k < need; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    return (size_t)need;
-}
-
-/* How many bytes at the end of s[0..n) begin a valid UTF-8 character that the next bytes may
-   finish (0 to 3): a streamed chunk holds them back so that every chunk is whole characters. */
-SRV_FN size_t srv_utf8_partial(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t back;
-    for (back = 1; back <= 3 && back <= n; back++) {
-        unsigned char c = u[n - back], lo, hi;
-        int need;
-        size_t k;
-        if ((c & 0xC0) == 0x80) continue; /* a continuation byte: look further back */
-        need = srv_utf8_lead(c, &lo, &hi);
-        if (need <= 1 || (size_t)need <= back) return 0; /* ASCII, invalid, or already complete */
-        if (back >= 2 && (u[n - back + 1] < lo || u[n - back + 1] > hi)) return 0;
-        for (k = 2; k < back; k++)
-            if ((u[n - back + k] & 0xC0) != 0x80) return 0;
-        return back;
-    }
-    return 0;
-}
-
-/* Appends s[0..n) as a JSON string literal, quotes included. Valid UTF-8 passes through; each
-   byte that is not part of a valid character becomes U+FFFD, so the output is always valid
-   UTF-8 and valid JSON. */
-SRV_FN void srv_buf_json_str(srv_buf *b, const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, run = 0; /* s[i - run .. i) are bytes to copy as they are */
-    srv_buf_add(b, "\"", 1);
-    while (i < n) {
-        unsigned char c = u[i];
-        const char *esc = NULL;
-        char tmp[8];
-        size_t len;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            run++;
-            i++;
-            continue;
-        }
-        if (c >= 0x80 && (len = srv_utf8_char(u + i, n - i)) > 0) {
-            run += len;
-            i += len;
-            continue;
-        }
-        srv_buf_add(b, s + i - run, run);
-        run = 0;
-        switch (c) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        default:
-            if (c < 0x20) {
-                snprintf(tmp, sizeof tmp, "\\u%04x", c);
-                esc = tmp;
-            } else {
-                esc = "\xEF\xBF\xBD"; /* U+FFFD for a byte of invalid UTF-8 */
-            }
-        }
-        srv_buf_str(b, esc);
-        i++;
-    }
-    srv_buf_add(b, s + i - run, run);
-    srv_buf_add(b, "\"", 1);
-}
 
 /* --- the HTTP request head ----------------------------------------------------------------- */
 
@@ -314,7 +141,7 @@ SRV_FN int srv_http_parse(const char *buf, size_t len, srv_http_req *r, const ch
 /* --- the JSON body of a generation request --------------------------------------------------- */
 
 typedef struct srv_params {
-    dintattn__json json;              /* the parsed body: the strings below point into it */
+    dintattn_json *json;              /* the parsed body: the strings below point into it */
     int chat, stream, include_usage;
     const char *prompt;               /* completions */
     size_t prompt_len;
@@ -333,7 +160,7 @@ typedef struct srv_params {
 SRV_FN void srv_params_free(srv_params *p)
 {
     int k;
-    dintattn__json_free(&p->json);
+    dintattn_json_free(p->json);
     for (k = 0; p->joined && k < p->n_msgs; k++) free(p->joined[k]);
     free(p->joined);
     free(p->msgs);
@@ -354,15 +181,96 @@ static int srv_bad(char *err, size_t cap, const char **param, const char *fmt, .
 }
 
 /* A number in [lo, hi]; absent or null keeps *out. */
-static int srv_number(const dintattn__json *j, const dintattn__jnode *root, const char *key, double lo, double hi,
+static int srv_number(const dintattn_json *j, const dintattn_json_node *root, const char *key, double lo, double hi,
                       double *out, char *err, size_t cap, const char **param)
 {
-    const dintattn__jnode *v = dintattn__json_get(j, root, key);
-    if (!v || v->type == DINTATTN__JNULL) return 0;
+    const dintattn_json_node *v = dintattn_json_get(j, root, key);
+    double x = dintattn_json_num(j, v);
+    if (dintattn_json_type(j, v) == DINTATTN_JSON_NULL) return 0;
     *param = key;
-    if (v->type != DINTATTN__JNUM || !isfinite(v->num) || v->num < lo || v->num > hi)
+    if (dintattn_json_type(j, v) != DINTATTN_JSON_NUMBER || !isfinite(x) || x < lo || x > hi)
         return srv_bad(err, cap, param, "'%s' must be a number from %g to %g", key, lo, hi);
-    *out = v->num;
+    *out = x;
+    return 0;
+}
+
+/* messages[k].content as a list of text parts [{"type": "text", "text": ...}]: their texts joined
+   into p->joined[k]. */
+static int srv_join_parts(const dintattn_json *j, const dintattn_json_node *content, int k, srv_params *p,
+                          char *err, size_t cap, const char **param)
+{
+    int i, n = dintattn_json_len(j, content);
+    size_t total = 0, at = 0, len;
+    for (i = 0; i < n; i++) {
+        const dintattn_json_node *part = dintattn_json_at(j, content, i);
+        const char *type = dintattn_json_str(j, dintattn_json_get(j, part, "type"), NULL);
+        if (!type || strcmp(type, "text") != 0 || !dintattn_json_str(j, dintattn_json_get(j, part, "text"), &len))
+            return srv_bad(err, cap, param, "messages[%d].content: only parts {\"type\": \"text\", \"text\": ...} are supported", k);
+        total += len;
+    }
+    p->joined[k] = (char *)malloc(total + 1);
+    if (!p->joined[k]) return srv_bad(err, cap, param, "out of memory");
+    for (i = 0; i < n; i++) {
+        const char *t = dintattn_json_str(j, dintattn_json_get(j, dintattn_json_at(j, content, i), "text"), &len);
+        memcpy(p->joined[k] + at, t, len);
+        at += len;
+    }
+    p->joined[k][at] = 0;
+    p->msgs[k].content = p->joined[k];
+    return 0;
+}
+
+/* "messages" of a chat request into p->msgs. */
+static int srv_parse_messages(const dintattn_json *j, const dintattn_json_node *root, srv_params *p, char *err,
+                              size_t cap, const char **param)
+{
+    const dintattn_json_node *v = dintattn_json_get(j, root, "messages");
+    int k, n = dintattn_json_len(j, v);
+    *param = "messages";
+    if (!v) return srv_bad(err, cap, param, "'messages' is required");
+    if (dintattn_json_type(j, v) != DINTATTN_JSON_ARRAY || n < 1)
+        return srv_bad(err, cap, param, "'messages' must be a non-empty array");
+    p->msgs = (dintattn_chat_message *)calloc((size_t)n, sizeof *p->msgs);
+    p->joined = (char **)calloc((size_t)n, sizeof *p->joined);
+    if (!p->msgs || !p->joined) return srv_bad(err, cap, param, "out of memory");
+    for (k = 0; k < n; k++) {
+        const dintattn_json_node *m = dintattn_json_at(j, v, k), *content = dintattn_json_get(j, m, "content");
+        const char *role = dintattn_json_str(j, dintattn_json_get(j, m, "role"), NULL);
+        dintattn_json_kind ct = dintattn_json_type(j, content);
+        if (dintattn_json_type(j, m) != DINTATTN_JSON_OBJECT) return srv_bad(err, cap, param, "messages[%d] must be an object", k);
+        if (!role) return srv_bad(err, cap, param, "messages[%d].role must be a string", k);
+        p->n_msgs = k + 1; /* joined[k] is freed from here on */
+        p->msgs[k].role = role;
+        p->msgs[k].content = ct == DINTATTN_JSON_STRING ? dintattn_json_str(j, content, NULL) : "";
+        if (ct == DINTATTN_JSON_ARRAY) {
+            if (srv_join_parts(j, content, k, p, err, cap, param)) return -1;
+        } else if (ct != DINTATTN_JSON_STRING && ct != DINTATTN_JSON_NULL) {
+            return srv_bad(err, cap, param, "messages[%d].content must be a string or a list of text parts", k);
+        }
+    }
+    p->n_msgs = n;
+    return 0;
+}
+
+/* "stop": a string or a list of at most SRV_MAX_STOPS strings; empty ones are dropped, since an
+   empty stop string would stop before anything. */
+static int srv_parse_stop(const dintattn_json *j, const dintattn_json_node *v, srv_params *p, char *err, size_t cap,
+                          const char **param)
+{
+    int i, n = 1, list = dintattn_json_type(j, v) == DINTATTN_JSON_ARRAY;
+    *param = "stop";
+    if (list) {
+        n = dintattn_json_len(j, v);
+        if (n > SRV_MAX_STOPS) return srv_bad(err, cap, param, "at most %d stop strings", SRV_MAX_STOPS);
+    }
+    for (i = 0; i < n; i++) {
+        size_t len;
+        const char *s = dintattn_json_str(j, list ? dintattn_json_at(j, v, i) : v, &len);
+        if (!s) return srv_bad(err, cap, param, "'stop' must be a string or a list of strings");
+        if (len == 0) continue;
+        p->stop[p->n_stop] = s;
+        p->stop_len[p->n_stop++] = len;
+    }
     return 0;
 }
 
@@ -373,125 +281,72 @@ static int srv_number(const dintattn__json *j, const dintattn__jnode *root, cons
 SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *p, char *err, size_t cap,
                             const char **param)
 {
-    const dintattn__json *j = &p->json;
-    const dintattn__jnode *root, *v;
+    const dintattn_json *j;
+    const dintattn_json_node *root, *v;
+    dintattn_error jerr;
     double num;
+    long long ival;
     memset(p, 0, sizeof *p);
     p->chat = chat;
     p->max_tokens = -1;
     p->temperature = 1.0;
     p->top_p = 1.0;
     *param = NULL;
-    if (dintattn__json_parse(&p->json, body, len) < 0)
-        return srv_bad(err, cap, param, "the body is not valid JSON: %s", p->json.err);
-    root = &p->json.nodes[0];
-    if (root->type != DINTATTN__JOBJ) return srv_bad(err, cap, param, "the body must be a JSON object");
-    if ((v = dintattn__json_get(j, root, "model")) && v->type != DINTATTN__JSTR && v->type != DINTATTN__JNULL)
+    if (dintattn_json_parse(body, len, &p->json, &jerr) != DINTATTN_OK)
+        return srv_bad(err, cap, param, "the body is not valid JSON: %s", jerr.message);
+    j = p->json;
+    root = dintattn_json_root(j);
+    if (dintattn_json_type(j, root) != DINTATTN_JSON_OBJECT) return srv_bad(err, cap, param, "the body must be a JSON object");
+    v = dintattn_json_get(j, root, "model");
+    if (dintattn_json_type(j, v) != DINTATTN_JSON_STRING && dintattn_json_type(j, v) != DINTATTN_JSON_NULL)
         return *param = "model", srv_bad(err, cap, param, "'model' must be a string");
     if (chat) {
-        const dintattn__jnode *m;
-        int k = 0;
-        v = dintattn__json_get(j, root, "messages");
-        *param = "messages";
-        if (!v) return srv_bad(err, cap, param, "'messages' is required");
-        if (v->type != DINTATTN__JARR || v->n_children < 1)
-            return srv_bad(err, cap, param, "'messages' must be a non-empty array");
-        p->msgs = (dintattn_chat_message *)calloc((size_t)v->n_children, sizeof *p->msgs);
-        p->joined = (char **)calloc((size_t)v->n_children, sizeof *p->joined);
-        if (!p->msgs || !p->joined) return srv_bad(err, cap, param, "out of memory");
-        for (m = v->child >= 0 ? &j->nodes[v->child] : NULL; m; m = m->next >= 0 ? &j->nodes[m->next] : NULL, k++) {
-            const dintattn__jnode *role = dintattn__json_get(j, m, "role"), *content = dintattn__json_get(j, m, "content");
-            if (m->type != DINTATTN__JOBJ) return srv_bad(err, cap, param, "messages[%d] must be an object", k);
-            if (!role || role->type != DINTATTN__JSTR)
-                return srv_bad(err, cap, param, "messages[%d].role must be a string", k);
-            p->n_msgs = k + 1; /* joined[k] is freed from here on */
-            p->msgs[k].role = role->str;
-            p->msgs[k].content = content && content->type == DINTATTN__JSTR ? content->str : "";
-            if (content && content->type == DINTATTN__JARR) { /* text parts: [{"type": "text", "text": ...}] */
-                const dintattn__jnode *part;
-                size_t total = 0, at = 0;
-                for (part = content->child >= 0 ? &j->nodes[content->child] : NULL; part;
-                     part = part->next >= 0 ? &j->nodes[part->next] : NULL) {
-                    const dintattn__jnode *type = dintattn__json_get(j, part, "type"), *t = dintattn__json_get(j, part, "text");
-                    if (part->type != DINTATTN__JOBJ || !type || type->type != DINTATTN__JSTR || strcmp(type->str, "text") != 0 ||
-                        !t || t->type != DINTATTN__JSTR)
-                        return srv_bad(err, cap, param, "messages[%d].content: only parts {\"type\": \"text\", \"text\": ...} are supported", k);
-                    total += t->str_len;
-                }
-                p->joined[k] = (char *)malloc(total + 1);
-                if (!p->joined[k]) return srv_bad(err, cap, param, "out of memory");
-                for (part = content->child >= 0 ? &j->nodes[content->child] : NULL; part;
-                     part = part->next >= 0 ? &j->nodes[part->next] : NULL) {
-                    const dintattn__jnode *t = dintattn__json_get(j, part, "text");
-                    memcpy(p->joined[k] + at, t->str, t->str_len);
-                    at += t->str_len;
-                }
-                p->joined[k][at] = 0;
-                p->msgs[k].content = p->joined[k];
-            } else if (content && content->type != DINTATTN__JSTR && content->type != DINTATTN__JNULL) {
-                return srv_bad(err, cap, param, "messages[%d].content must be a string or a list of text parts", k);
-            }
-        }
-        p->n_msgs = k;
+        if (srv_parse_messages(j, root, p, err, cap, param)) return -1;
     } else {
-        v = dintattn__json_get(j, root, "prompt");
+        v = dintattn_json_get(j, root, "prompt");
         *param = "prompt";
         if (!v) return srv_bad(err, cap, param, "'prompt' is required");
-        if (v->type == DINTATTN__JARR && v->n_children == 1 && j->nodes[v->child].type == DINTATTN__JSTR)
-            v = &j->nodes[v->child]; /* a list of one prompt */
-        if (v->type != DINTATTN__JSTR) return srv_bad(err, cap, param, "'prompt' must be a string (or a list of one string)");
-        p->prompt = v->str;
-        p->prompt_len = v->str_len;
+        if (dintattn_json_len(j, v) == 1 && dintattn_json_type(j, v) == DINTATTN_JSON_ARRAY &&
+            dintattn_json_type(j, dintattn_json_at(j, v, 0)) == DINTATTN_JSON_STRING)
+            v = dintattn_json_at(j, v, 0); /* a list of one prompt */
+        p->prompt = dintattn_json_str(j, v, &p->prompt_len);
+        if (!p->prompt) return srv_bad(err, cap, param, "'prompt' must be a string (or a list of one string)");
     }
     *param = NULL;
-    v = dintattn__json_get(j, root, chat ? "max_completion_tokens" : "max_tokens");
-    if (!v || v->type == DINTATTN__JNULL) v = dintattn__json_get(j, root, "max_tokens");
-    if (v && v->type != DINTATTN__JNULL) {
+    v = dintattn_json_get(j, root, chat ? "max_completion_tokens" : "max_tokens");
+    if (dintattn_json_type(j, v) == DINTATTN_JSON_NULL) v = dintattn_json_get(j, root, "max_tokens");
+    if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
         *param = "max_tokens";
-        if (v->type != DINTATTN__JNUM || !v->is_int || v->ival < 1 || v->ival > INT_MAX)
+        if (!dintattn_json_int(j, v, &ival) || ival < 1 || ival > INT_MAX)
             return srv_bad(err, cap, param, "'max_tokens' must be an integer of at least 1");
-        p->max_tokens = (int)v->ival;
+        p->max_tokens = (int)ival;
     }
     if (srv_number(j, root, "temperature", 0, 2, &p->temperature, err, cap, param)) return -1;
     if (srv_number(j, root, "top_p", 0, 1, &p->top_p, err, cap, param)) return -1;
     num = 1;
     if (srv_number(j, root, "n", 1, 1, &num, err, cap, param)) return srv_bad(err, cap, param, "only 'n' = 1 is supported");
-    if ((v = dintattn__json_get(j, root, "seed")) && v->type != DINTATTN__JNULL) {
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "seed")) != DINTATTN_JSON_NULL) {
         *param = "seed";
-        if (v->type != DINTATTN__JNUM || !v->is_int) return srv_bad(err, cap, param, "'seed' must be an integer");
+        if (!dintattn_json_int(j, v, &ival)) return srv_bad(err, cap, param, "'seed' must be an integer");
         p->has_seed = 1;
-        p->seed = (unsigned long long)v->ival;
+        p->seed = (unsigned long long)ival;
     }
-    if ((v = dintattn__json_get(j, root, "stream")) && v->type != DINTATTN__JNULL) {
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "stream")) != DINTATTN_JSON_NULL) {
         *param = "stream";
-        if (v->type != DINTATTN__JBOOL) return srv_bad(err, cap, param, "'stream' must be a boolean");
-        p->stream = v->boolean;
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'stream' must be a boolean");
+        p->stream = dintattn_json_bool(j, v);
     }
-    if ((v = dintattn__json_get(j, root, "stream_options")) && v->type != DINTATTN__JNULL) {
-        const dintattn__jnode *u = dintattn__json_get(j, v, "include_usage");
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "stream_options")) != DINTATTN_JSON_NULL) {
+        const dintattn_json_node *u = dintattn_json_get(j, v, "include_usage");
         *param = "stream_options";
-        if (v->type != DINTATTN__JOBJ) return srv_bad(err, cap, param, "'stream_options' must be an object");
-        if (u && u->type != DINTATTN__JBOOL && u->type != DINTATTN__JNULL)
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_OBJECT) return srv_bad(err, cap, param, "'stream_options' must be an object");
+        if (dintattn_json_type(j, u) != DINTATTN_JSON_BOOL && dintattn_json_type(j, u) != DINTATTN_JSON_NULL)
             return srv_bad(err, cap, param, "'stream_options.include_usage' must be a boolean");
-        p->include_usage = u && u->type == DINTATTN__JBOOL && u->boolean;
+        p->include_usage = dintattn_json_bool(j, u);
     }
-    if ((v = dintattn__json_get(j, root, "stop")) && v->type != DINTATTN__JNULL) {
-        const dintattn__jnode *s;
-        *param = "stop";
-        if (v->type == DINTATTN__JSTR) {
-            s = v;
-        } else {
-            if (v->type != DINTATTN__JARR) return srv_bad(err, cap, param, "'stop' must be a string or a list of strings");
-            if (v->n_children > SRV_MAX_STOPS) return srv_bad(err, cap, param, "at most %d stop strings", SRV_MAX_STOPS);
-            s = v->child >= 0 ? &j->nodes[v->child] : NULL;
-        }
-        for (; s; s = (v->type == DINTATTN__JARR && s->next >= 0) ? &j->nodes[s->next] : NULL) {
-            if (s->type != DINTATTN__JSTR) return srv_bad(err, cap, param, "'stop' must be a string or a list of strings");
-            if (s->str_len == 0) continue; /* an empty stop string would stop before anything */
-            p->stop[p->n_stop] = s->str;
-            p->stop_len[p->n_stop++] = s->str_len;
-        }
-    }
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "stop")) != DINTATTN_JSON_NULL &&
+        srv_parse_stop(j, v, p, err, cap, param))
+        return -1;
     *param = NULL;
     return 0;
 }
