@@ -13807,6 +13807,16 @@ DINTATTN_API dintattn_result dintattn_tokenizer_load(const char *path, dintattn_
     if (tok) *tok = NULL;
     if (!tok || !path) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_tokenizer_load: NULL argument");
     memset(&f, 0, sizeof f);
+    {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a checkpoint's directory: its tokenizer converts */
+            dintattn__shell_word(what, sizeof what, path, strlen(path));
+            return dintattn__fail(err, DINTATTN_ERR_IO,
+                                  "%.200s is a directory, not a tokenizer file: give a tokenizer, model or tiktoken rank "
+                                  "file, or convert a Hugging Face checkpoint's tokenizer with python3 tools/convert.py "
+                                  "--format tokenizer %s out.safetensors (docs/tools.md)", path, what);
+        }
+    }
     if ((r = dintattn__file_map(&f, path, err))) return r;
     for (i = 7; i >= 0 && f.size >= 10; i--) hlen = hlen << 8 | f.bytes[i];
     if (f.size >= 10 && hlen >= 2 && hlen <= DINTATTN__MAX_HEADER && f.bytes[8] == '{') {
@@ -13825,8 +13835,17 @@ DINTATTN_API dintattn_result dintattn_tokenizer_load(const char *path, dintattn_
         }
         if (r) dintattn__err_prefix(err, what);
     } else {
+        size_t at = 0;
+        while (at < f.size && (f.bytes[at] == ' ' || f.bytes[at] == '\t' || f.bytes[at] == '\r' || f.bytes[at] == '\n')) at++;
         snprintf(what, sizeof what, "rank file '%.200s'", path);
-        if (f.size > (size_t)INT_MAX)
+        if (at < f.size && f.bytes[at] == '{') { /* JSON, never a rank file's base64 */
+            char word[240];
+            dintattn__shell_word(word, sizeof word, path, strlen(path));
+            r = dintattn__fail(err, DINTATTN_ERR_TOKENIZER,
+                               "%.200s is a JSON file (a Hugging Face tokenizer.json?), not a tokenizer file: convert it "
+                               "with python3 tools/convert.py --format tokenizer %s out.safetensors (docs/tools.md)",
+                               path, word);
+        } else if (f.size > (size_t)INT_MAX)
             r = dintattn__fail(err, DINTATTN_ERR_TOKENIZER, "rank file '%.200s' is larger than 2 GiB", path);
         else
             r = dintattn__tokenizer_build(f.bytes, f.size, what, NULL, 0, NULL, INT_MAX, tok, err);

@@ -744,7 +744,26 @@ static void test_tokenizer_load_says_what_it_read(void **state)
     assert_null(t);
     assert_non_null(strstr(err.message, "reading a tokenizer: "));
     assert_non_null(strstr(err.message, " is truncated: the file has 100 of the "));
+    /* a Hugging Face tokenizer.json: the command that converts it */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("\n {\"version\": \"1.0\", \"model\": {\"type\": \"BPE\"}}", f);
+    fclose(f);
+    assert_int_equal(dintattn_tokenizer_load(path, &t, &err), DINTATTN_ERR_TOKENIZER);
+    assert_null(t);
+    {
+        char want[512];
+        snprintf(want, sizeof want, "%s is a JSON file (a Hugging Face tokenizer.json?), not a tokenizer file: convert "
+                 "it with python3 tools/convert.py --format tokenizer %s out.safetensors (docs/tools.md)", path, path);
+        assert_string_equal(err.message, want);
+    }
     remove(path);
+    /* a directory: a checkpoint's, whose tokenizer converts */
+    assert_int_equal(dintattn_tokenizer_load("tests/fixtures", &t, &err), DINTATTN_ERR_IO);
+    assert_null(t);
+    assert_string_equal(err.message, "tests/fixtures is a directory, not a tokenizer file: give a tokenizer, model or "
+                                     "tiktoken rank file, or convert a Hugging Face checkpoint's tokenizer with python3 "
+                                     "tools/convert.py --format tokenizer tests/fixtures out.safetensors (docs/tools.md)");
 }
 
 static void test_token_lookup(void **state)
