@@ -1024,317 +1024,406 @@ static const char *rate_text(char *buf, size_t n, double v, const char *unit)
     return buf;
 }
 
+/* --- the run -------------------------------------------------------------------------------- */
+
+/* What a run measured, for its report. */
+typedef struct measured {
+    const dintattn_config *c;
+    int N, M, n_batch, factored, int8_held, bf16_held, unit_known;
+    dintattn_prefill_unit unit;
+    dintattn_kernels level;
+    long long params;
+    const char *kernels, *precision, *pkernel, *coretype, *peak_isa[PEAK_KINDS];
+    char held[16], why[160];
+    quality qual;
+    double prefill_runs[PREFILL_RUNS];          /* seconds, sorted */
+    double load_s, prefill_s, decode_s, wbytes, kv_mean, checksum;
+    double bw, bw1, bw_min, bw_max, limit_s, limit_kv_s; /* GB/s; the seconds the bandwidth allows */
+    double gemm, gemm_unset, peak[PEAK_KINDS];  /* the machine: G(FL)OP/s */
+    double mparams, model_flops, attn_flops;
+    int bw_mib;                                 /* the bandwidth test's buffer */
+} measured;
+
+/* The figures derived from what was measured: rates, and fractions of the machine's limits. */
+typedef struct ratios {
+    double pre_tok_s, dec_tok_s, pre_gflop_s, roof, roof_kv, gfrac, gfrac_unset, f_f32, f_int8, f_bf16, f_amx;
+    double amx_products;
+    int on_amx, on_f32;
+} ratios;
+
+static ratios ratios_of(const measured *m)
+{
+    ratios q;
+    const int known = m->unit_known;
+    q.pre_tok_s = m->N / m->prefill_s, q.dec_tok_s = m->M / m->decode_s, q.pre_gflop_s = m->model_flops / m->prefill_s / 1e9;
+    q.roof = m->limit_s / m->decode_s, q.roof_kv = m->limit_kv_s / m->decode_s, q.gfrac = q.pre_gflop_s / m->gemm;
+    q.gfrac_unset = m->gemm_unset > 0 ? q.pre_gflop_s / m->gemm_unset : 0;
+    q.f_f32 = m->peak[PEAK_F32] > 0 ? q.pre_gflop_s / m->peak[PEAK_F32] : 0;
+    /* the peak of the unit the library runs the prompt's products on */
+    /* on AMX with f32 activations in three bf16 parts each product takes three tile products */
+    q.on_amx = known && (m->unit == DINTATTN_PREFILL_AMX_BF16 || m->unit == DINTATTN_PREFILL_AMX_BF16X3);
+    q.amx_products = known && m->unit == DINTATTN_PREFILL_AMX_BF16X3 ? 3 : 1;
+    q.on_f32 = known && (m->unit == DINTATTN_PREFILL_SGEMM || m->unit == DINTATTN_PREFILL_F32_PANELS);
+    q.f_int8 = m->int8_held && !q.on_amx && !q.on_f32 && m->peak[PEAK_INT8] > 0 ? q.pre_gflop_s / m->peak[PEAK_INT8] : 0;
+    q.f_bf16 = m->bf16_held && !q.on_amx && !q.on_f32 && m->peak[PEAK_BF16] > 0 ? q.pre_gflop_s / m->peak[PEAK_BF16] : 0;
+    q.f_amx = q.on_amx && m->peak[PEAK_AMX] > 0 ? q.amx_products * q.pre_gflop_s / m->peak[PEAK_AMX] : 0;
+    return q;
+}
+
+/* The prompt and decode lengths: N + M must fit in the context, M at most ctx - 1, then N at
+   most ctx - M; a length given and cut is said on stderr. Returns 0, or 1 (printed). */
+static int fit_context(const args *a, int ctx, measured *m)
+{
+    m->M = a->gen < ctx - 1 ? a->gen : ctx - 1;
+    m->N = a->prompt < ctx - m->M ? a->prompt : ctx - m->M;
+    if (m->N < 1 || m->M < 1) return cli_fail("the model's context is too short to benchmark", NULL);
+    if (a->gen_set && m->M < a->gen)
+        fprintf(stderr, "bench: --gen %d is past the model's context of %d: using %d\n", a->gen, ctx, m->M);
+    if (a->prompt_set && m->N < a->prompt)
+        fprintf(stderr, "bench: --prompt %d with %d decoded tokens is past the model's context of %d: using %d\n",
+                a->prompt, m->M, ctx, m->N);
+    return 0;
+}
+
+/* A warm-up (page faults, thread pools), then PREFILL_RUNS prefills of the prompt from an empty
+   cache (as llama-bench repeats): their times sorted, the median the figure. The cache holds the
+   last one's tokens for the decode. Returns 0, or 1 (printed). */
+static int timed_prefill(dintattn_session *sess, const int *prompt, float *logits, measured *m)
+{
+    dintattn_error err;
+    double t0;
+    int i, V = m->c->vocab_size;
+    if (dintattn_prefill(sess, prompt, m->N < 8 ? m->N : 8, logits, 0, &err) != DINTATTN_OK ||
+        dintattn_decode(sess, argmax(logits, V), logits, &err) != DINTATTN_OK)
+        return cli_fail("warm-up", err.message);
+    for (i = 0; i < PREFILL_RUNS; i++) {
+        dintattn_session_reset(sess);
+        t0 = cli_now();
+        if (dintattn_prefill(sess, prompt, m->N, logits, 0, &err) != DINTATTN_OK) return cli_fail("prefill", err.message);
+        m->prefill_runs[i] = cli_now() - t0;
+    }
+    qsort(m->prefill_runs, PREFILL_RUNS, sizeof m->prefill_runs[0], cmp_double);
+    m->prefill_s = m->prefill_runs[PREFILL_RUNS / 2];
+    return 0;
+}
+
+/* Decode in BW_ROUNDS rounds, each just after a bandwidth measurement: on a shared machine the
+   bandwidth drifts by tens of percent over seconds, so each round is held against its own.
+   Returns 0, or 1 (printed). */
+static int timed_decode(const args *a, dintattn_session *sess, bw_buffer *bwb, float *logits, measured *m)
+{
+    dintattn_error err;
+    const int M = m->M, V = m->c->vocab_size;
+    double t0, bw = 0;
+    int i, tok;
+    m->decode_s = m->limit_s = m->limit_kv_s = 0;
+    m->bw_min = 1e30;
+    m->bw_max = 0;
+    for (i = 0; i < M; i++) {
+        if (i * BW_ROUNDS / M != (i - 1) * BW_ROUNDS / M || i == 0) {
+            bw = bw_best(bwb, a->eng.threads, BW_PASSES, &m->checksum);
+            if (bw <= 0) return cli_fail("bandwidth test failed (no threads)", NULL);
+            m->bw_min = bw < m->bw_min ? bw : m->bw_min;
+            m->bw_max = bw > m->bw_max ? bw : m->bw_max;
+        }
+        m->limit_s += m->wbytes / (bw * 1e9);
+        m->limit_kv_s += (m->wbytes + dintattn_session_kv_bytes(sess, m->N + i + 1)) / (bw * 1e9);
+        tok = argmax(logits, V);
+        t0 = cli_now();
+        if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) return cli_fail("decode", err.message);
+        m->decode_s += cli_now() - t0;
+    }
+    m->kv_mean = dintattn_session_kv_bytes(sess, m->N + (M + 1) / 2);
+    m->bw = m->wbytes * M / m->limit_s / 1e9; /* the harmonic mean over the tokens */
+    return 0;
+}
+
+/* The model's figures: a session for N + M tokens, a fixed vocabulary-wide prompt, the timed
+   prefill and decode with the bandwidth beside them, and what bf16 / q8 / q4 weights or a
+   bf16 / q8 KV cache change. Returns 0, or 1 (printed). */
+static int measure_model(const args *a, const dintattn_model *model, measured *m)
+{
+    dintattn_session_options so;
+    dintattn_session *sess = NULL;
+    dintattn_error err;
+    bw_buffer bwb = {NULL, 0, 0};
+    unsigned long long rng = 0x9E3779B97F4A7C15ULL;
+    int *prompt = NULL, i, rc = 1;
+    float *logits = NULL;
+
+    cli_session_options(&a->eng, m->N + m->M, &so);
+    /* a prompt up to the engine's default step runs as one chunk, the one
+       dintattn_session_prefill_unit reports on (its n_batch) */
+    so.n_batch = a->batch ? a->batch : m->N < 512 ? m->N : 0;
+    m->n_batch = so.n_batch;
+    if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) return cli_fail("session", err.message);
+    m->level = dintattn_session_kernels(sess);
+    m->kernels = dintattn_kernels_name(m->level);
+    m->precision = dintattn_precision_name(dintattn_session_precision(sess));
+    m->unit_known = dintattn_session_prefill_unit(sess, m->held, &m->unit, &err) == DINTATTN_OK;
+    m->pkernel = m->unit_known ? dintattn_prefill_unit_name(m->unit) : "?";
+    prompt = (int *)malloc(sizeof(int) * (size_t)m->N);
+    logits = (float *)malloc(sizeof(float) * (size_t)m->c->vocab_size);
+    if (!prompt || !logits) {
+        cli_fail("out of memory", NULL);
+        goto done;
+    }
+    for (i = 0; i < m->N; i++) {  /* splitmix64 draws: a fixed, vocabulary-wide prompt */
+        unsigned long long z = (rng += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        prompt[i] = (int)((z ^ (z >> 31)) % (unsigned long long)m->c->vocab_size);
+    }
+    if (timed_prefill(sess, prompt, logits, m)) goto done;
+    m->wbytes = (double)dintattn_model_weight_bytes(model);
+    if (bw_open(&bwb, a->eng.threads, &m->checksum)) {
+        cli_fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
+        goto done;
+    }
+    m->bw_mib = (int)(bwb.bytes >> 20);
+    if (timed_decode(a, sess, &bwb, logits, m)) goto done;
+    dintattn_session_free(sess);
+    sess = NULL;
+    /* one thread, once: what a single core draws (not used in the ratios); then the buffer goes,
+       leaving its GiB to the quality reference */
+    m->bw1 = bw_best(&bwb, 1, BW_PASSES, &m->checksum);
+    free(bwb.p);
+    bwb.p = NULL;
+    /* against f32 weights and cache (or the file's weights, see measure_quality) */
+    if ((a->eng.weights == DINTATTN_WEIGHTS_BF16 || a->eng.weights == DINTATTN_WEIGHTS_Q8 ||
+         a->eng.weights == DINTATTN_WEIGHTS_Q4 || a->eng.kv != DINTATTN_KV_F32) &&
+        measure_quality(a, model, prompt, m->N < 128 ? m->N : 128, &m->qual))
+        goto done;
+    rc = 0;
+done:
+    free(bwb.p);
+    free(prompt);
+    free(logits);
+    dintattn_session_free(sess);
+    return rc;
+}
+
+/* The machine, on the same threads: sgemm at the layers' shapes (as configured, and with
+   OPENBLAS_CORETYPE unset), the register-only peaks, and the work a prompt is. Returns 0, or 1
+   (printed). */
+static int measure_machine(const args *a, const dintattn_model *model, measured *m)
+{
+    const dintattn_config *c = m->c;
+    shape *shapes = NULL;
+    double pairs, per_head_pair;
+    int ns, i, k;
+    ns = layer_shapes(model, &shapes);
+    m->gemm = ns > 0 ? measure_sgemm(shapes, ns, m->N) : 0;
+    if (m->gemm <= 0) {
+        free(shapes);
+        return cli_fail("sgemm test failed (out of memory)", NULL);
+    }
+    m->coretype = getenv(CORETYPE);
+    m->gemm_unset = m->coretype ? sgemm_unset(shapes, ns, m->N, a->eng.threads, m->why, sizeof m->why) : m->gemm;
+    for (k = 0; k < PEAK_KINDS; k++) m->peak[k] = 0;
+    for (i = 0; i < PEAK_PASSES; i++) /* the kinds in turn, so that a dip falls on one pass of each */
+        for (k = 0; k < PEAK_KINDS; k++) {
+            peak_fn fn = peak_pick(k, m->level, &m->peak_isa[k]);
+            double r = fn ? peak_run(fn, a->eng.threads) : 0;
+            m->peak[k] = r > m->peak[k] ? r : m->peak[k];
+        }
+    m->params = dintattn_model_params(model);
+    m->mparams = layer_matrix_params(shapes, ns);
+    m->model_flops = 2.0 * m->N * m->mparams + 2.0 * c->vocab_size * c->dim;
+    pairs = 0.5 * m->N * (m->N + 1.0);
+    per_head_pair = 2.0 * c->head_dim * (c->attention == DINTATTN_ATTN_STANDARD ? 1 : 2) + 2.0 * c->v_head_dim;
+    m->attn_flops = pairs * c->n_heads * per_head_pair * c->n_layers;
+    free(shapes);
+    return 0;
+}
+
+/* --json: one object. */
+static void print_json(const args *a, const measured *m)
+{
+    const dintattn_config *c = m->c;
+    const int N = m->N, M = m->M, factored = m->factored;
+    const char *held = m->held, *precision = m->precision, *kernels = m->kernels, *pkernel = m->pkernel;
+    const char *coretype = m->coretype, *const *peak_isa = m->peak_isa, *wname = dintattn_weights_name(a->eng.weights);
+    const double *prefill_runs = m->prefill_runs, *peak = m->peak, load_s = m->load_s, prefill_s = m->prefill_s;
+    const double decode_s = m->decode_s, wbytes = m->wbytes, bw = m->bw, bw1 = m->bw1, bw_min = m->bw_min;
+    const double bw_max = m->bw_max, gemm = m->gemm, gemm_unset = m->gemm_unset, kv_mean = m->kv_mean;
+    const double model_flops = m->model_flops, attn_flops = m->attn_flops;
+    const long long params = m->params;
+    const quality qual = m->qual;
+    const char *why = m->why;
+    const ratios q = ratios_of(m);
+    const double pre_tok_s = q.pre_tok_s, dec_tok_s = q.dec_tok_s, pre_gflop_s = q.pre_gflop_s, roof = q.roof;
+    const double roof_kv = q.roof_kv, gfrac = q.gfrac, gfrac_unset = q.gfrac_unset, f_f32 = q.f_f32;
+    const double f_int8 = q.f_int8, f_bf16 = q.f_bf16, f_amx = q.f_amx;
+    const int n_batch = m->n_batch;
+    printf("{\"model\": ");
+    json_string(a->eng.model);
+    printf(", \"attention\": \"%s\", \"qk_rank\": %d, \"qk_factored\": %d, \"dim\": %d, \"n_layers\": %d, "
+           "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
+           "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
+           "\"max_seq_len\": %d, \"params\": %lld, \"weights\": \"%s\", \"weights_held\": \"%s\", "
+           "\"precision\": \"%s\", \"kv\": \"%s\", \"kernels\": \"%s\", "
+           "\"threads\": %d, \"n_batch\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, "
+           "\"prefill_s\": %.6f, \"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
+           "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
+           "\"bandwidth_max_gb_s\": %.3f, \"bandwidth_isa\": \"%s\"",
+           c->attention == DINTATTN_ATTN_STANDARD ? "standard"
+           : c->attention == DINTATTN_ATTN_DIFF   ? "diff"
+                                                  : "dint",
+           c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
+           c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
+           c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a->eng.kv), kernels, a->eng.threads, n_batch, N, M,
+           load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
+    printf(", \"prefill_runs\": %d, \"prefill_tok_s_min\": %.3f, \"prefill_tok_s_max\": %.3f", PREFILL_RUNS,
+           N / prefill_runs[PREFILL_RUNS - 1], N / prefill_runs[0]);
+    json_num("bandwidth_1thread_gb_s", "%.3f", bw1, bw1 > 0);
+    printf(", \"sgemm_gflop_s\": %.3f", gemm);
+    json_str("sgemm_openblas_coretype", coretype);
+    json_num("sgemm_unset_gflop_s", "%.3f", gemm_unset, gemm_unset > 0);
+    json_str("sgemm_unset_error", coretype && gemm_unset <= 0 ? why : NULL);
+    json_num("peak_f32_gflop_s", "%.3f", peak[PEAK_F32], peak[PEAK_F32] > 0);
+    json_num("peak_bf16_gflop_s", "%.3f", peak[PEAK_BF16], peak[PEAK_BF16] > 0);
+    json_num("peak_int8_gop_s", "%.3f", peak[PEAK_INT8], peak[PEAK_INT8] > 0);
+    json_num("peak_amx_bf16_gflop_s", "%.3f", peak[PEAK_AMX], peak[PEAK_AMX] > 0);
+    json_str("peak_f32_isa", peak_isa[PEAK_F32]);
+    json_str("peak_bf16_isa", peak_isa[PEAK_BF16]);
+    json_str("peak_int8_isa", peak_isa[PEAK_INT8]);
+    printf(", \"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
+           "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
+           "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f",
+           model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
+    json_num("prefill_gemm_unset_fraction", "%.4f", gfrac_unset, gfrac_unset > 0);
+    json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
+    json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
+    json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
+    json_num("prefill_int8_peak_fraction", "%.4f", f_int8, f_int8 > 0);
+    json_str("prefill_kernel", pkernel);
+    json_str("quality_reference", qual.ref);
+    json_str("quality_note", qual.note);
+    printf(", \"quality_tokens\": %d", qual.tokens);
+    json_num("logit_rel_rms", "%.6g", qual.rel_rms, qual.tokens > 0);
+    json_num("logit_max_abs", "%.6g", qual.max_abs, qual.tokens > 0);
+    json_num("kl_nats", "%.6g", qual.kl, qual.tokens > 0);
+    json_num("top1_agree", "%.4f", qual.top1, qual.tokens > 0);
+    json_num("ppl_ref", "%.6g", qual.ppl_ref, qual.tokens > 1);
+    json_num("ppl", "%.6g", qual.ppl, qual.tokens > 1);
+    printf("}\n");
+}
+
+/* The text report. */
+static void print_text(const args *a, const measured *m)
+{
+    const dintattn_config *c = m->c;
+    const int N = m->N, M = m->M, factored = m->factored;
+    const char *held = m->held, *precision = m->precision, *kernels = m->kernels, *pkernel = m->pkernel;
+    const char *coretype = m->coretype, *const *peak_isa = m->peak_isa, *wname = dintattn_weights_name(a->eng.weights);
+    const double *prefill_runs = m->prefill_runs, *peak = m->peak, load_s = m->load_s, prefill_s = m->prefill_s;
+    const double decode_s = m->decode_s, wbytes = m->wbytes, bw = m->bw, bw1 = m->bw1, bw_min = m->bw_min;
+    const double bw_max = m->bw_max, gemm = m->gemm, gemm_unset = m->gemm_unset, kv_mean = m->kv_mean;
+    const double model_flops = m->model_flops, attn_flops = m->attn_flops, limit_s = m->limit_s;
+    const long long params = m->params;
+    const quality qual = m->qual;
+    const char *why = m->why;
+    const ratios q = ratios_of(m);
+    const double pre_tok_s = q.pre_tok_s, dec_tok_s = q.dec_tok_s, pre_gflop_s = q.pre_gflop_s, roof = q.roof;
+    const double roof_kv = q.roof_kv, gfrac = q.gfrac, gfrac_unset = q.gfrac_unset, f_f32 = q.f_f32;
+    const double f_int8 = q.f_int8, f_bf16 = q.f_bf16, f_amx = q.f_amx, amx_products = q.amx_products;
+    const int on_amx = q.on_amx, on_f32 = q.on_f32;
+    const int int8_held = m->int8_held, bf16_held = m->bf16_held;
+    char t1[48], t2[48], t3[48];
+    printf("model      %s\n", a->eng.model);
+    printf("config     %s, dim %d, %d layers, %d heads of %d (v %d), k1/q2/k2/v heads %d/%d/%d/%d, "
+           "qk_rank %d%s, ffn %d, vocab %d, context %d, %.1fM params\n",
+           attention_name(c), c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim, c->n_k1_heads,
+           c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->qk_rank, factored ? " (factored)" : "",
+           c->hidden_dim, c->vocab_size, c->max_seq_len, (double)params / 1e6);
+    printf("threads    %d (session and OpenBLAS); kernels %s; weights %s (%s; the layers' matrices held as "
+           "%s); precision %s (Q/K accumulate in double); KV cache %s\n",
+           a->eng.threads, kernels, wname, a->eng.weights ? "converted at load" : "as stored", held, precision,
+           dintattn_kv_name(a->eng.kv));
+    printf("load       %.3f s\n", load_s);
+    printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
+           "(%.3f GFLOP; attention adds %.3f GFLOP, not counted); median of %d runs, %.1f to %.1f tok/s\n",
+           N, prefill_s, pre_tok_s, pre_gflop_s, model_flops / 1e9, attn_flops / 1e9, PREFILL_RUNS,
+           N / prefill_runs[PREFILL_RUNS - 1], N / prefill_runs[0]);
+    printf("decode     %d tokens after %d in %.3f s: %.1f tok/s, %.2f ms/token\n", M, N, decode_s,
+           dec_tok_s, 1e3 * decode_s / M);
+    printf("weights    %.2f MB read per decoded token\n", wbytes / 1e6);
+    printf("machine    memory read %.2f GB/s (%d threads over %d MiB, 8 %s accumulators a thread, best of %d "
+           "passes before each of %d decode rounds: %.2f to %.2f); 1 thread: %.2f GB/s (once, after the "
+           "decode; not in the ratios)\n",
+           bw, a->eng.threads, m->bw_mib, bw_isa(), BW_PASSES, BW_ROUNDS, bw_min, bw_max, bw1);
+    if (!coretype)
+        printf("sgemm      %.2f GFLOP/s with " CORETYPE " unset (OpenBLAS's own choice)", gemm);
+    else if (gemm_unset > 0)
+        printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); %.2f GFLOP/s with " CORETYPE
+               " unset (OpenBLAS's own choice)", gemm, coretype, gemm_unset);
+    else
+        printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); with " CORETYPE
+               " unset: not measured, the child run failed (%s)", gemm, coretype, why);
+    printf("; at M = %d over the layers' shapes, %d threads\n", N, a->eng.threads);
+    printf("peak       f32 FMA %s, bf16 dot %s, int8 dot %s (register-only, best of %d, %d threads; %s, %s, %s)\n",
+           rate_text(t1, sizeof t1, peak[PEAK_F32], "GFLOP/s"), rate_text(t2, sizeof t2, peak[PEAK_BF16], "GFLOP/s"),
+           rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), PEAK_PASSES, a->eng.threads, peak_isa[PEAK_F32],
+           peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16 at this kernel level",
+           peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni at this kernel level");
+    if (peak[PEAK_AMX] > 0)
+        printf("peak       AMX bf16 tiles %s (register-only: tiles loaded once, best of %d, %d threads)\n",
+               rate_text(t1, sizeof t1, peak[PEAK_AMX], "GFLOP/s"), PEAK_PASSES, a->eng.threads);
+    printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
+           "cache read too (%.2f MB/token on average) %.3f\n",
+           roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
+    printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)", gfrac,
+           coretype ? ", as configured" : "");
+    if (coretype && gfrac_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", gfrac_unset);
+    printf("\n");
+    printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
+    if (on_amx && f_amx > 0)
+        printf("; %.3f of the AMX bf16 peak%s", f_amx, amx_products > 1 ? " (three tile products a product)" : "");
+    else if (on_amx) printf("; AMX bf16 peak not available");
+    else if (int8_held && !on_f32) printf(f_int8 > 0 ? "; %.3f of the int8 dot peak" : "; int8 dot peak not available", f_int8);
+    else if (bf16_held && !on_f32) printf(f_bf16 > 0 ? "; %.3f of the bf16 dot peak" : "; bf16 dot peak not available", f_bf16);
+    printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s: "
+           "products on %s)\n", held, precision, pkernel);
+    if (qual.skipped)
+        printf("quality    skipped: %s\n", qual.note);
+    else if (qual.tokens)
+        printf("quality    %s weights, %s KV cache vs %s weights, f32 cache, over %d prompt positions: logits "
+               "rel. RMS diff %.3g, max |diff| %.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt "
+               "perplexity %.4g vs %.4g%s%s%s\n",
+               wname, dintattn_kv_name(a->eng.kv), qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
+               qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
+}
+
 int main(int argc, char **argv)
 {
     args a;
     dintattn_error err;
     dintattn_model *model = NULL;
-    dintattn_session *sess = NULL;
-    dintattn_session_options so;
-    const dintattn_config *c;
-    quality qual;
-    shape *shapes = NULL;
-    int ns, factored, N, M, ctx, i, tok, rc, k, int8_held, bf16_held, unit_known;
-    dintattn_prefill_unit unit = DINTATTN_PREFILL_SGEMM;
-    long long params;
-    const char *kernels, *precision, *pkernel, *coretype, *peak_isa[PEAK_KINDS];
-    dintattn_kernels level;
-    char held[16], why[160] = "", t1[48], t2[48], t3[48];
-    int *prompt = NULL;
-    float *logits = NULL;
-    unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-    double prefill_runs[PREFILL_RUNS];
-    double t0, load_s, prefill_s, decode_s, bw, bw1, gemm, gemm_unset = 0, wbytes, kv_mean, mparams, model_flops;
-    double attn_flops, pairs, checksum = 0, per_head_pair, bw_min, bw_max, limit_s, limit_kv_s, peak[PEAK_KINDS];
-    bw_buffer bwb = {NULL, 0, 0};
+    measured m;
+    double t0;
+    int rc;
     argv = cli_aliases(&argc, argv);
 
     if (argc > 1 && !strcmp(argv[1], "--sgemm-only")) return sgemm_only(argc, argv);
     if ((rc = parse_args(argc, argv, &a))) return rc == 3 ? 0 : rc;
     openblas_set_num_threads(a.eng.threads);
+    memset(&m, 0, sizeof m);
 
     t0 = cli_now();
     if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err) != DINTATTN_OK) return cli_fail(a.eng.model, err.message);
-    load_s = cli_now() - t0;
-    c = dintattn_model_config(model);
-    factored = dintattn_model_qk_factored(model);
-    held_type(model, held, sizeof held);
-    int8_held = !strcmp(held, "q8") || !strcmp(held, "q4");
-    bf16_held = !strcmp(held, "bf16");
-
-    /* N + M must fit in the context: M at most ctx - 1, then N at most ctx - M */
-    ctx = c->max_seq_len;
-    M = a.gen < ctx - 1 ? a.gen : ctx - 1;
-    N = a.prompt < ctx - M ? a.prompt : ctx - M;
-    if (N < 1 || M < 1) {
-        dintattn_model_free(model);
-        return cli_fail("the model's context is too short to benchmark", NULL);
+    m.load_s = cli_now() - t0;
+    m.c = dintattn_model_config(model);
+    m.factored = dintattn_model_qk_factored(model);
+    held_type(model, m.held, sizeof m.held);
+    m.int8_held = !strcmp(m.held, "q8") || !strcmp(m.held, "q4");
+    m.bf16_held = !strcmp(m.held, "bf16");
+    rc = fit_context(&a, m.c->max_seq_len, &m) || measure_model(&a, model, &m) || measure_machine(&a, model, &m);
+    if (!rc) {
+        if (a.json) print_json(&a, &m);
+        else print_text(&a, &m);
+        rc = m.checksum < 0 ? 1 : 0; /* the bandwidth sums are used, so the reads cannot be dropped */
     }
-    if (a.gen_set && M < a.gen)
-        fprintf(stderr, "bench: --gen %d is past the model's context of %d: using %d\n", a.gen, ctx, M);
-    if (a.prompt_set && N < a.prompt)
-        fprintf(stderr, "bench: --prompt %d with %d decoded tokens is past the model's context of %d: using %d\n",
-                a.prompt, M, ctx, N);
-
-    cli_session_options(&a.eng, N + M, &so);
-    /* a prompt up to the engine's default step runs as one chunk, the one
-       dintattn_session_prefill_unit reports on (its n_batch) */
-    so.n_batch = a.batch ? a.batch : N < 512 ? N : 0;
-    if (dintattn_session_new(model, &so, &sess, &err) != DINTATTN_OK) {
-        dintattn_model_free(model);
-        return cli_fail("session", err.message);
-    }
-    level = dintattn_session_kernels(sess);
-    kernels = dintattn_kernels_name(level);
-    precision = dintattn_precision_name(dintattn_session_precision(sess));
-    unit_known = dintattn_session_prefill_unit(sess, held, &unit, &err) == DINTATTN_OK;
-    pkernel = unit_known ? dintattn_prefill_unit_name(unit) : "?";
-    prompt = (int *)malloc(sizeof(int) * (size_t)N);
-    logits = (float *)malloc(sizeof(float) * (size_t)c->vocab_size);
-    if (!prompt || !logits) {
-        rc = cli_fail("out of memory", NULL);
-        goto done;
-    }
-    for (i = 0; i < N; i++) {  /* splitmix64 draws: a fixed, vocabulary-wide prompt */
-        unsigned long long z = (rng += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        prompt[i] = (int)((z ^ (z >> 31)) % (unsigned long long)c->vocab_size);
-    }
-
-    /* warm-up (page faults, thread pools), then the timed runs from an empty cache */
-    if (dintattn_prefill(sess, prompt, N < 8 ? N : 8, logits, 0, &err) != DINTATTN_OK ||
-        dintattn_decode(sess, argmax(logits, c->vocab_size), logits, &err) != DINTATTN_OK) {
-        rc = cli_fail("warm-up", err.message);
-        goto done;
-    }
-
-    /* PREFILL_RUNS prefills from an empty cache (as llama-bench repeats): the median, and the
-       range; the cache holds the last one's tokens for the decode */
-    for (i = 0; i < PREFILL_RUNS; i++) {
-        dintattn_session_reset(sess);
-        t0 = cli_now();
-        if (dintattn_prefill(sess, prompt, N, logits, 0, &err) != DINTATTN_OK) {
-            rc = cli_fail("prefill", err.message);
-            goto done;
-        }
-        prefill_runs[i] = cli_now() - t0;
-    }
-    qsort(prefill_runs, PREFILL_RUNS, sizeof prefill_runs[0], cmp_double);
-    prefill_s = prefill_runs[PREFILL_RUNS / 2];
-    /* Decode in BW_ROUNDS rounds, each just after a bandwidth measurement: on a shared machine the
-       bandwidth drifts by tens of percent over seconds, so each round is held against its own. */
-    wbytes = (double)dintattn_model_weight_bytes(model);
-    if (bw_open(&bwb, a.eng.threads, &checksum)) {
-        rc = cli_fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
-        goto done;
-    }
-    decode_s = limit_s = limit_kv_s = bw = 0;
-    bw_min = 1e30;
-    bw_max = 0;
-    for (i = 0; i < M; i++) {
-        if (i * BW_ROUNDS / M != (i - 1) * BW_ROUNDS / M || i == 0) {
-            bw = bw_best(&bwb, a.eng.threads, BW_PASSES, &checksum);
-            if (bw <= 0) {
-                rc = cli_fail("bandwidth test failed (no threads)", NULL);
-                goto done;
-            }
-            bw_min = bw < bw_min ? bw : bw_min;
-            bw_max = bw > bw_max ? bw : bw_max;
-        }
-        limit_s += wbytes / (bw * 1e9);
-        limit_kv_s += (wbytes + dintattn_session_kv_bytes(sess, N + i + 1)) / (bw * 1e9);
-        tok = argmax(logits, c->vocab_size);
-        t0 = cli_now();
-        if (dintattn_decode(sess, tok, logits, &err) != DINTATTN_OK) {
-            rc = cli_fail("decode", err.message);
-            goto done;
-        }
-        decode_s += cli_now() - t0;
-    }
-    kv_mean = dintattn_session_kv_bytes(sess, N + (M + 1) / 2);
-    dintattn_session_free(sess);
-    sess = NULL;
-    /* one thread, once: what a single core draws (not used in the ratios); then the buffer goes,
-       leaving its GiB to the quality reference */
-    bw1 = bw_best(&bwb, 1, BW_PASSES, &checksum);
-    free(bwb.p);
-    bwb.p = NULL;
-
-    /* what bf16 / q8 / q4 weights or a bf16 / q8 KV cache change, against f32 weights and cache (or
-       the file's weights, see measure_quality) */
-    memset(&qual, 0, sizeof qual);
-    if ((a.eng.weights == DINTATTN_WEIGHTS_BF16 || a.eng.weights == DINTATTN_WEIGHTS_Q8 || a.eng.weights == DINTATTN_WEIGHTS_Q4 ||
-         a.eng.kv != DINTATTN_KV_F32) &&
-        measure_quality(&a, model, prompt, N < 128 ? N : 128, &qual)) {
-        rc = 1;
-        goto done;
-    }
-
-    /* the machine, on the same threads */
-    bw = wbytes * M / limit_s / 1e9; /* the harmonic mean over the tokens */
-    ns = layer_shapes(model, &shapes);
-    gemm = ns > 0 ? measure_sgemm(shapes, ns, N) : 0;
-    if (gemm <= 0) {
-        rc = cli_fail("sgemm test failed (out of memory)", NULL);
-        goto done;
-    }
-    coretype = getenv(CORETYPE);
-    gemm_unset = coretype ? sgemm_unset(shapes, ns, N, a.eng.threads, why, sizeof why) : gemm;
-    for (k = 0; k < PEAK_KINDS; k++) peak[k] = 0;
-    for (i = 0; i < PEAK_PASSES; i++) /* the kinds in turn, so that a dip falls on one pass of each */
-        for (k = 0; k < PEAK_KINDS; k++) {
-            peak_fn fn = peak_pick(k, level, &peak_isa[k]);
-            double r = fn ? peak_run(fn, a.eng.threads) : 0;
-            peak[k] = r > peak[k] ? r : peak[k];
-        }
-
-    params = dintattn_model_params(model);
-    mparams = layer_matrix_params(shapes, ns);
-    model_flops = 2.0 * N * mparams + 2.0 * c->vocab_size * c->dim;
-    pairs = 0.5 * N * (N + 1.0);
-    per_head_pair = 2.0 * c->head_dim * (c->attention == DINTATTN_ATTN_STANDARD ? 1 : 2) + 2.0 * c->v_head_dim;
-    attn_flops = pairs * c->n_heads * per_head_pair * c->n_layers;
-    {
-        double pre_tok_s = N / prefill_s, dec_tok_s = M / decode_s, pre_gflop_s = model_flops / prefill_s / 1e9;
-        double roof = limit_s / decode_s, roof_kv = limit_kv_s / decode_s, gfrac = pre_gflop_s / gemm;
-        double gfrac_unset = gemm_unset > 0 ? pre_gflop_s / gemm_unset : 0;
-        double f_f32 = peak[PEAK_F32] > 0 ? pre_gflop_s / peak[PEAK_F32] : 0;
-        /* the peak of the unit the library runs the prompt's products on */
-        /* on AMX with f32 activations in three bf16 parts each product takes three tile products */
-        const int on_amx = unit_known && (unit == DINTATTN_PREFILL_AMX_BF16 || unit == DINTATTN_PREFILL_AMX_BF16X3);
-        const double amx_products = unit_known && unit == DINTATTN_PREFILL_AMX_BF16X3 ? 3 : 1;
-        const int on_f32 = unit_known && (unit == DINTATTN_PREFILL_SGEMM || unit == DINTATTN_PREFILL_F32_PANELS);
-        double f_int8 = int8_held && !on_amx && !on_f32 && peak[PEAK_INT8] > 0 ? pre_gflop_s / peak[PEAK_INT8] : 0;
-        double f_bf16 = bf16_held && !on_amx && !on_f32 && peak[PEAK_BF16] > 0 ? pre_gflop_s / peak[PEAK_BF16] : 0;
-        double f_amx = on_amx && peak[PEAK_AMX] > 0 ? amx_products * pre_gflop_s / peak[PEAK_AMX] : 0;
-        const char *wname = dintattn_weights_name(a.eng.weights);
-        if (a.json) {
-            printf("{\"model\": ");
-            json_string(a.eng.model);
-            printf(", \"attention\": \"%s\", \"qk_rank\": %d, \"qk_factored\": %d, \"dim\": %d, \"n_layers\": %d, "
-                   "\"n_heads\": %d, \"head_dim\": %d, \"v_head_dim\": %d, \"n_k1_heads\": %d, \"n_q2_heads\": %d, "
-                   "\"n_k2_heads\": %d, \"n_v_heads\": %d, \"hidden_dim\": %d, \"vocab_size\": %d, "
-                   "\"max_seq_len\": %d, \"params\": %lld, \"weights\": \"%s\", \"weights_held\": \"%s\", "
-                   "\"precision\": \"%s\", \"kv\": \"%s\", \"kernels\": \"%s\", "
-                   "\"threads\": %d, \"n_batch\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, \"load_s\": %.6f, "
-                   "\"prefill_s\": %.6f, \"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
-                   "\"weight_bytes_per_token\": %.0f, \"bandwidth_gb_s\": %.3f, \"bandwidth_min_gb_s\": %.3f, "
-                   "\"bandwidth_max_gb_s\": %.3f, \"bandwidth_isa\": \"%s\"",
-                   c->attention == DINTATTN_ATTN_STANDARD ? "standard"
-                   : c->attention == DINTATTN_ATTN_DIFF   ? "diff"
-                                                          : "dint",
-                   c->qk_rank, factored, c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim,
-                   c->n_k1_heads, c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->hidden_dim, c->vocab_size,
-                   c->max_seq_len, params, wname, held, precision, dintattn_kv_name(a.eng.kv), kernels, a.eng.threads, so.n_batch, N, M,
-                   load_s, prefill_s, pre_tok_s, decode_s, dec_tok_s, wbytes, bw, bw_min, bw_max, bw_isa());
-            printf(", \"prefill_runs\": %d, \"prefill_tok_s_min\": %.3f, \"prefill_tok_s_max\": %.3f", PREFILL_RUNS,
-                   N / prefill_runs[PREFILL_RUNS - 1], N / prefill_runs[0]);
-            json_num("bandwidth_1thread_gb_s", "%.3f", bw1, bw1 > 0);
-            printf(", \"sgemm_gflop_s\": %.3f", gemm);
-            json_str("sgemm_openblas_coretype", coretype);
-            json_num("sgemm_unset_gflop_s", "%.3f", gemm_unset, gemm_unset > 0);
-            json_str("sgemm_unset_error", coretype && gemm_unset <= 0 ? why : NULL);
-            json_num("peak_f32_gflop_s", "%.3f", peak[PEAK_F32], peak[PEAK_F32] > 0);
-            json_num("peak_bf16_gflop_s", "%.3f", peak[PEAK_BF16], peak[PEAK_BF16] > 0);
-            json_num("peak_int8_gop_s", "%.3f", peak[PEAK_INT8], peak[PEAK_INT8] > 0);
-            json_num("peak_amx_bf16_gflop_s", "%.3f", peak[PEAK_AMX], peak[PEAK_AMX] > 0);
-            json_str("peak_f32_isa", peak_isa[PEAK_F32]);
-            json_str("peak_bf16_isa", peak_isa[PEAK_BF16]);
-            json_str("peak_int8_isa", peak_isa[PEAK_INT8]);
-            printf(", \"prefill_model_gflop\": %.4f, \"prefill_gflop_s\": %.3f, \"attention_gflop\": %.4f, "
-                   "\"decode_roofline_fraction\": %.4f, \"kv_bytes_per_token\": %.0f, "
-                   "\"decode_roofline_fraction_with_kv\": %.4f, \"prefill_gemm_fraction\": %.4f",
-                   model_flops / 1e9, pre_gflop_s, attn_flops / 1e9, roof, kv_mean, roof_kv, gfrac);
-            json_num("prefill_gemm_unset_fraction", "%.4f", gfrac_unset, gfrac_unset > 0);
-            json_num("prefill_f32_peak_fraction", "%.4f", f_f32, f_f32 > 0);
-            json_num("prefill_bf16_peak_fraction", "%.4f", f_bf16, f_bf16 > 0);
-            json_num("prefill_amx_peak_fraction", "%.4f", f_amx, f_amx > 0);
-            json_num("prefill_int8_peak_fraction", "%.4f", f_int8, f_int8 > 0);
-            json_str("prefill_kernel", pkernel);
-            json_str("quality_reference", qual.ref);
-            json_str("quality_note", qual.note);
-            printf(", \"quality_tokens\": %d", qual.tokens);
-            json_num("logit_rel_rms", "%.6g", qual.rel_rms, qual.tokens > 0);
-            json_num("logit_max_abs", "%.6g", qual.max_abs, qual.tokens > 0);
-            json_num("kl_nats", "%.6g", qual.kl, qual.tokens > 0);
-            json_num("top1_agree", "%.4f", qual.top1, qual.tokens > 0);
-            json_num("ppl_ref", "%.6g", qual.ppl_ref, qual.tokens > 1);
-            json_num("ppl", "%.6g", qual.ppl, qual.tokens > 1);
-            printf("}\n");
-        } else {
-            printf("model      %s\n", a.eng.model);
-            printf("config     %s, dim %d, %d layers, %d heads of %d (v %d), k1/q2/k2/v heads %d/%d/%d/%d, "
-                   "qk_rank %d%s, ffn %d, vocab %d, context %d, %.1fM params\n",
-                   attention_name(c), c->dim, c->n_layers, c->n_heads, c->head_dim, c->v_head_dim, c->n_k1_heads,
-                   c->n_q2_heads, c->n_k2_heads, c->n_v_heads, c->qk_rank, factored ? " (factored)" : "",
-                   c->hidden_dim, c->vocab_size, c->max_seq_len, (double)params / 1e6);
-            printf("threads    %d (session and OpenBLAS); kernels %s; weights %s (%s; the layers' matrices held as "
-                   "%s); precision %s (Q/K accumulate in double); KV cache %s\n",
-                   a.eng.threads, kernels, wname, a.eng.weights ? "converted at load" : "as stored", held, precision,
-                   dintattn_kv_name(a.eng.kv));
-            printf("load       %.3f s\n", load_s);
-            printf("prefill    %d tokens in %.3f s: %.1f tok/s, %.2f GFLOP/s in weight matrices "
-                   "(%.3f GFLOP; attention adds %.3f GFLOP, not counted); median of %d runs, %.1f to %.1f tok/s\n",
-                   N, prefill_s, pre_tok_s, pre_gflop_s, model_flops / 1e9, attn_flops / 1e9, PREFILL_RUNS,
-                   N / prefill_runs[PREFILL_RUNS - 1], N / prefill_runs[0]);
-            printf("decode     %d tokens after %d in %.3f s: %.1f tok/s, %.2f ms/token\n", M, N, decode_s,
-                   dec_tok_s, 1e3 * decode_s / M);
-            printf("weights    %.2f MB read per decoded token\n", wbytes / 1e6);
-            printf("machine    memory read %.2f GB/s (%d threads over %d MiB, 8 %s accumulators a thread, best of %d "
-                   "passes before each of %d decode rounds: %.2f to %.2f); 1 thread: %.2f GB/s (once, after the "
-                   "decode; not in the ratios)\n",
-                   bw, a.eng.threads, (int)(bwb.bytes >> 20), bw_isa(), BW_PASSES, BW_ROUNDS, bw_min, bw_max, bw1);
-            if (!coretype)
-                printf("sgemm      %.2f GFLOP/s with " CORETYPE " unset (OpenBLAS's own choice)", gemm);
-            else if (gemm_unset > 0)
-                printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); %.2f GFLOP/s with " CORETYPE
-                       " unset (OpenBLAS's own choice)", gemm, coretype, gemm_unset);
-            else
-                printf("sgemm      %.2f GFLOP/s (" CORETYPE "=%s, as configured); with " CORETYPE
-                       " unset: not measured, the child run failed (%s)", gemm, coretype, why);
-            printf("; at M = %d over the layers' shapes, %d threads\n", N, a.eng.threads);
-            printf("peak       f32 FMA %s, bf16 dot %s, int8 dot %s (register-only, best of %d, %d threads; %s, %s, %s)\n",
-                   rate_text(t1, sizeof t1, peak[PEAK_F32], "GFLOP/s"), rate_text(t2, sizeof t2, peak[PEAK_BF16], "GFLOP/s"),
-                   rate_text(t3, sizeof t3, peak[PEAK_INT8], "GOP/s"), PEAK_PASSES, a.eng.threads, peak_isa[PEAK_F32],
-                   peak_isa[PEAK_BF16] ? peak_isa[PEAK_BF16] : "no avx512bf16 at this kernel level",
-                   peak_isa[PEAK_INT8] ? peak_isa[PEAK_INT8] : "no avx512vnni or avxvnni at this kernel level");
-            if (peak[PEAK_AMX] > 0)
-                printf("peak       AMX bf16 tiles %s (register-only: tiles loaded once, best of %d, %d threads)\n",
-                       rate_text(t1, sizeof t1, peak[PEAK_AMX], "GFLOP/s"), PEAK_PASSES, a.eng.threads);
-            printf("decode roofline fraction  %.3f  (%.3f ms/token at the bandwidth limit); counting the KV "
-                   "cache read too (%.2f MB/token on average) %.3f\n",
-                   roof, 1e3 * limit_s / M, kv_mean / 1e6, roof_kv);
-            printf("prefill GEMM fraction     %.3f  (prefill GFLOP/s in weight matrices / sgemm%s)", gfrac,
-                   coretype ? ", as configured" : "");
-            if (coretype && gfrac_unset > 0) printf("; %.3f of sgemm with OPENBLAS_CORETYPE unset", gfrac_unset);
-            printf("\n");
-            printf("prefill peak fraction     %.3f of the f32 FMA peak", f_f32);
-            if (on_amx && f_amx > 0)
-                printf("; %.3f of the AMX bf16 peak%s", f_amx, amx_products > 1 ? " (three tile products a product)" : "");
-            else if (on_amx) printf("; AMX bf16 peak not available");
-            else if (int8_held && !on_f32) printf(f_int8 > 0 ? "; %.3f of the int8 dot peak" : "; int8 dot peak not available", f_int8);
-            else if (bf16_held && !on_f32) printf(f_bf16 > 0 ? "; %.3f of the bf16 dot peak" : "; bf16 dot peak not available", f_bf16);
-            printf("  (prefill GFLOP/s in weight matrices / register-only peak; matrices held as %s, precision %s: "
-                   "products on %s)\n", held, precision, pkernel);
-            if (qual.skipped)
-                printf("quality    skipped: %s\n", qual.note);
-            else if (qual.tokens)
-                printf("quality    %s weights, %s KV cache vs %s weights, f32 cache, over %d prompt positions: logits "
-                       "rel. RMS diff %.3g, max |diff| %.3g; KL %.3g nats/token; top-1 agreement %.1f%%; prompt "
-                       "perplexity %.4g vs %.4g%s%s%s\n",
-                       wname, dintattn_kv_name(a.eng.kv), qual.ref, qual.tokens, qual.rel_rms, qual.max_abs, qual.kl, 100 * qual.top1, qual.ppl,
-                       qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
-        }
-    }
-    rc = checksum < 0 ? 1 : 0;  /* the bandwidth sums are used, so the reads cannot be dropped */
-
-done:
-    free(shapes);
-    free(bwb.p);
-    free(prompt);
-    free(logits);
-    dintattn_session_free(sess);
     dintattn_model_free(model);
     return rc;
 }
