@@ -536,112 +536,138 @@ static void serve(server *s, int fd)
 
 /* --- main ------------------------------------------------------------------------------------ */
 
-int main(int argc, char **argv)
-{
-    const char *model_path, *host = "127.0.0.1", *port = "8080", *slash;
-    int i, lfd = -1, rc = 1, one = 1, port_num = 0;
+typedef struct server_args {
     cli_engine eng;
-    server s;
-    dintattn_error err;
-    dintattn_session_options so;
-    struct addrinfo hints, *ai = NULL;
-    struct sockaddr_storage addr;
-    socklen_t alen = sizeof addr;
-    char hostbuf[1025], portbuf[32];
-    struct sigaction sa;
+    const char *host, *port;
+} server_args;
 
-    memset(&s, 0, sizeof s);
-    cli_engine_init(&eng);
-    argv = cli_aliases(&argc, argv); /* --fast */
-    s.timeout = 10;
+/* The command line into a and s->timeout; returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, server_args *a, server *s)
+{
+    int i, port_num = 0;
+    cli_engine_init(&a->eng);
+    a->host = "127.0.0.1";
+    a->port = "8080";
+    s->timeout = 10;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v;
         int bad = 0;
-        switch (cli_arg(argc, argv, &i, NULL, &eng, &v)) {
+        switch (cli_arg(argc, argv, &i, NULL, &a->eng, &v)) {
         case CLI_ARG_VALUE: break;
         case CLI_ARG_MODEL: continue;
         case CLI_ARG_HELP: cli_usage(stdout, usage, 19); return 0;
         default: return 1;
         }
-        if (!strcmp(f, "--host")) host = v;
-        else if (!strcmp(f, "--port")) bad = cli_parse_int(v, 0, 65535, &port_num), port = v;
-        else if (!strcmp(f, "--timeout")) bad = cli_parse_int(v, 1, 3600, &s.timeout);
-        else if ((bad = cli_engine_option(&eng, CLI_ENGINE | CLI_CTX, f, v, NULL)) < 0)
+        if (!strcmp(f, "--host")) a->host = v;
+        else if (!strcmp(f, "--port")) bad = cli_parse_int(v, 0, 65535, &port_num), a->port = v;
+        else if (!strcmp(f, "--timeout")) bad = cli_parse_int(v, 1, 3600, &s->timeout);
+        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX, f, v, NULL)) < 0)
             return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "server: bad value '%s' for %s (see --help)\n", v, f);
             return 1;
         }
     }
-    if (cli_engine_done(&eng)) return 1;
-    model_path = eng.model;
-    if (!model_path) {
-        static char beside[4096];
-        slash = strrchr(argv[0], '/');
-        model_path = DEFAULT_MODEL;
-        if (slash && access(DEFAULT_MODEL, R_OK) != 0) {
-            snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv[0]), argv[0]);
-            model_path = beside;
-        }
-    }
-    /* the model's id: its file name without directory and extension */
-    slash = strrchr(model_path, '/');
-    snprintf(s.model_id, sizeof s.model_id, "%.100s", slash ? slash + 1 : model_path);
-    if (strlen(s.model_id) > 12 && !strcmp(s.model_id + strlen(s.model_id) - 12, ".safetensors"))
-        s.model_id[strlen(s.model_id) - 12] = 0;
+    return cli_engine_done(&a->eng) ? 1 : -1;
+}
 
-    if (cli_load_model(model_path, eng.weights, eng.map, eng.threads, &s.model, &err)) {
-        fprintf(stderr, "server: %s: %s\n", model_path, err.message);
-        return 1;
+/* The model given, else the shipped one: in the working directory, or beside the program's
+   directory (examples/../models/...) when run from elsewhere. */
+static const char *model_path(const char *model, const char *argv0)
+{
+    static char beside[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (model) return model;
+    if (!slash || access(DEFAULT_MODEL, R_OK) == 0) return DEFAULT_MODEL;
+    snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv0), argv0);
+    return beside;
+}
+
+/* The model's id in replies: its file name without directory and extension. */
+static void name_model(server *s, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n;
+    snprintf(s->model_id, sizeof s->model_id, "%.100s", slash ? slash + 1 : path);
+    n = strlen(s->model_id);
+    if (n > 12 && !strcmp(s->model_id + n - 12, ".safetensors")) s->model_id[n - 12] = 0;
+}
+
+/* Loads the model and its tokenizer and makes the one session (context: --ctx, else the model's,
+   at most DEFAULT_CTX). Returns 0, or -1 (printed). */
+static int open_engine(server *s, const cli_engine *eng, const char *path)
+{
+    dintattn_error err;
+    dintattn_session_options so;
+    if (cli_load_model(path, eng->weights, eng->map, eng->threads, &s->model, &err) ||
+        dintattn_tokenizer_from_model(s->model, &s->tok, &err)) {
+        fprintf(stderr, "server: %s: %s\n", path, err.message);
+        return -1;
     }
-    if (dintattn_tokenizer_from_model(s.model, &s.tok, &err)) {
-        fprintf(stderr, "server: %s: %s\n", model_path, err.message);
-        goto done;
-    }
-    s.V = dintattn_model_config(s.model)->vocab_size;
-    s.n_ctx = dintattn_model_config(s.model)->max_seq_len;
-    if (eng.ctx > 0 ? eng.ctx < s.n_ctx : s.n_ctx > DEFAULT_CTX) s.n_ctx = eng.ctx > 0 ? eng.ctx : DEFAULT_CTX;
-    cli_session_options(&eng, s.n_ctx, &so);
-    s.logits = (float *)malloc(sizeof(float) * (size_t)s.V);
-    s.cache.ids = (int *)malloc(sizeof(int) * (size_t)s.n_ctx);
-    if (!s.logits || !s.cache.ids) {
+    s->V = dintattn_model_config(s->model)->vocab_size;
+    s->n_ctx = dintattn_model_config(s->model)->max_seq_len;
+    if (eng->ctx > 0 ? eng->ctx < s->n_ctx : s->n_ctx > DEFAULT_CTX) s->n_ctx = eng->ctx > 0 ? eng->ctx : DEFAULT_CTX;
+    cli_session_options(eng, s->n_ctx, &so);
+    s->logits = (float *)malloc(sizeof(float) * (size_t)s->V);
+    s->cache.ids = (int *)malloc(sizeof(int) * (size_t)s->n_ctx);
+    if (!s->logits || !s->cache.ids) {
         fprintf(stderr, "server: out of memory\n");
-        goto done;
+        return -1;
     }
-    if (dintattn_session_new(s.model, &so, &s.sess, &err)) {
+    if (dintattn_session_new(s->model, &so, &s->sess, &err)) {
         fprintf(stderr, "server: cannot create a session: %s\n", err.message);
-        goto done;
+        return -1;
     }
+    return 0;
+}
 
+static void install_signals(void)
+{
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL); /* a client gone mid-response is an error from send, not a signal */
     sa.sa_handler = on_signal;     /* no SA_RESTART: accept returns EINTR and the loop ends */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
 
+/* A listening socket on host:port, its URL in where; -1 (printed) if there is none. */
+static int listen_on(const char *host, const char *port, char *where, size_t cap)
+{
+    struct addrinfo hints, *ai = NULL;
+    struct sockaddr_storage addr;
+    socklen_t alen = sizeof addr;
+    char hostbuf[1025], portbuf[32];
+    int lfd, one = 1, r;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    if ((i = getaddrinfo(host, port, &hints, &ai)) != 0) {
-        fprintf(stderr, "server: %s:%s: %s\n", host, port, gai_strerror(i));
-        goto done;
+    if ((r = getaddrinfo(host, port, &hints, &ai)) != 0) {
+        fprintf(stderr, "server: %s:%s: %s\n", host, port, gai_strerror(r));
+        return -1;
     }
     lfd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    one = 1;
     if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, 16) ||
         getsockname(lfd, (struct sockaddr *)&addr, &alen) ||
         getnameinfo((struct sockaddr *)&addr, alen, hostbuf, sizeof hostbuf, portbuf, sizeof portbuf,
                     NI_NUMERICHOST | NI_NUMERICSERV)) {
         fprintf(stderr, "server: cannot listen on %s:%s: %s\n", host, port, strerror(errno));
-        goto done;
+        if (lfd >= 0) close(lfd);
+        freeaddrinfo(ai);
+        return -1;
     }
-    fprintf(stderr, "server: model %s, context %d tokens, %d threads, kernels %s\n", s.model_id, s.n_ctx, eng.threads,
-            dintattn_kernels_name(dintattn_session_kernels(s.sess)));
-    fprintf(stderr, "server: listening on http://%s%s%s:%s\n", strchr(hostbuf, ':') ? "[" : "", hostbuf,
-            strchr(hostbuf, ':') ? "]" : "", portbuf);
+    freeaddrinfo(ai);
+    snprintf(where, cap, "http://%s%s%s:%s", strchr(hostbuf, ':') ? "[" : "", hostbuf, strchr(hostbuf, ':') ? "]" : "",
+             portbuf);
+    return lfd;
+}
+
+/* Serves one connection at a time until SIGINT or SIGTERM. */
+static void accept_loop(server *s, int lfd)
+{
     while (!stop_flag) {
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0) {
@@ -649,17 +675,44 @@ int main(int argc, char **argv)
             if (errno == EMFILE || errno == ENFILE) sleep(1);
             continue;
         }
-        serve(&s, fd);
+        serve(s, fd);
     }
     fprintf(stderr, "server: stopped\n");
-    rc = 0;
-done:
-    if (lfd >= 0) close(lfd);
-    if (ai) freeaddrinfo(ai);
-    dintattn_session_free(s.sess);
-    free(s.cache.ids);
-    free(s.logits);
-    dintattn_tokenizer_free(s.tok);
-    dintattn_model_free(s.model);
+}
+
+static void server_free(server *s)
+{
+    dintattn_session_free(s->sess);
+    free(s->cache.ids);
+    free(s->logits);
+    dintattn_tokenizer_free(s->tok);
+    dintattn_model_free(s->model);
+}
+
+int main(int argc, char **argv)
+{
+    server_args a;
+    server s;
+    const char *path;
+    char where[1100];
+    int lfd, rc;
+    memset(&s, 0, sizeof s);
+    argv = cli_aliases(&argc, argv); /* --fast */
+    if ((rc = parse_args(argc, argv, &a, &s)) >= 0) return rc;
+    path = model_path(a.eng.model, argv[0]);
+    name_model(&s, path);
+    rc = 1;
+    if (open_engine(&s, &a.eng, path) == 0) {
+        install_signals();
+        if ((lfd = listen_on(a.host, a.port, where, sizeof where)) >= 0) {
+            fprintf(stderr, "server: model %s, context %d tokens, %d threads, kernels %s\n", s.model_id, s.n_ctx,
+                    a.eng.threads, dintattn_kernels_name(dintattn_session_kernels(s.sess)));
+            fprintf(stderr, "server: listening on %s\n", where);
+            accept_loop(&s, lfd);
+            close(lfd);
+            rc = 0;
+        }
+    }
+    server_free(&s);
     return rc;
 }
