@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     dintattn_session_options so = {0};     /* all zero: the engine's defaults */
     dintattn_sampler_options greedy = {0}; /* all zero: the most likely token each step */
     dintattn_error err = {0};
-    int *ids = NULL, n_ids = 0, n_ctx, n_new, i, rc = 1;
+    int *ids = NULL, n_ids = 0, n_ctx, n_new, i, full = 0, rc = 1;
     float *logits = NULL;
 
     if (argc < 3 || argc > 4) {
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 
     /* 3. a session with room for the prompt and the new tokens, and a greedy sampler */
     so.n_ctx = n_new < n_ctx - n_ids ? n_ids + n_new : n_ctx;
-    so.n_threads = 2;
+    so.n_threads = 2; /* the examples' default; 0 would be 1 */
     logits = malloc(sizeof(float) * (size_t)dintattn_model_config(model)->vocab_size);
     if (!logits) snprintf(err.message, sizeof err.message, "out of memory");
     if (!logits || dintattn_session_new(model, &so, &sess, &err) ||
@@ -69,10 +69,11 @@ int main(int argc, char **argv)
         if (dintattn_tokenizer_is_eos(tok, next)) break;
         if (bytes) fwrite(bytes, 1, len, stdout); /* no bytes: an id past the tokenizer */
         fflush(stdout);
-        if (n_ids + i >= so.n_ctx) break; /* the session is full: no room to run this token */
+        if ((full = n_ids + i >= so.n_ctx)) break; /* the session is full: no room to run this token */
         if (dintattn_decode(sess, next, logits, &err)) goto fail;
     }
     putchar('\n');
+    if (full) fprintf(stderr, "simple: stopped: the context of %d tokens is full\n", so.n_ctx);
     rc = 0;
     goto done;
 fail:

@@ -15,8 +15,10 @@ same_as_generate() { # MODEL PROMPT N
 }
 same_as_generate models/dint-kjv.safetensors "In the beginning" 20
 same_as_generate models/dint-kjv.safetensors "And God said" 12
-# the prompt is longer than half of this model's context: both stop at its end, after 5 tokens
+# the prompt is longer than half of this model's context: both stop at its end, after 5 tokens,
+# and say so
 same_as_generate tests/fixtures/tok_model.safetensors "And God said" 8
+grep -qx "simple: stopped: the context of 16 tokens is full" "$tmp/s.err" && ok || bad "no word on the context's end: $(cat "$tmp/s.err")"
 # an empty prompt starts from the model's BOS token
 "$bin" models/dint-kjv.safetensors "" 6 >"$tmp/e" 2>"$tmp/e.err" && [ "$(wc -c <"$tmp/e")" -gt 1 ] && ok ||
     bad "empty prompt: $(cat "$tmp/e.err")"
