@@ -87,10 +87,11 @@ typedef enum dintattn_result {
     DINTATTN_OK = 0,
     DINTATTN_ERR_IO,             /* the file cannot be opened, read or mapped */
     DINTATTN_ERR_TRUNCATED,      /* the file is shorter than its header says */
-    DINTATTN_ERR_HEADER,         /* safetensors header: bad length, bad JSON, bad tensor entry */
+    DINTATTN_ERR_HEADER,         /* not a safetensors file, or a bad header: JSON, tensor entry */
     DINTATTN_ERR_DTYPE,          /* a tensor has a dtype dintattn does not read */
     DINTATTN_ERR_OFFSETS,        /* data offsets outside the data, of the wrong size, overlapping */
-    DINTATTN_ERR_METADATA,       /* __metadata__ lacks format "dintattn", version "1" or a config */
+    DINTATTN_ERR_METADATA,       /* __metadata__ lacks format "dintattn" (a checkpoint's file: convert
+                                    it), version "1" or a config */
     DINTATTN_ERR_CONFIG,         /* a config key is missing or has an illegal value */
     DINTATTN_ERR_MISSING_TENSOR, /* a tensor the config requires is absent */
     DINTATTN_ERR_UNKNOWN_TENSOR, /* a tensor the config does not use is present */
@@ -99,7 +100,7 @@ typedef enum dintattn_result {
     DINTATTN_ERR_ARG,            /* a bad argument: NULL, token id out of range, n <= 0 */
     DINTATTN_ERR_CONTEXT,        /* the tokens do not fit in the session's context */
     DINTATTN_ERR_THREAD,         /* a worker thread could not be started */
-    DINTATTN_ERR_TOKENIZER,      /* a tiktoken rank file is malformed */
+    DINTATTN_ERR_TOKENIZER,      /* a tokenizer (a rank file, merges) is malformed or is JSON */
     DINTATTN_ERR_NONFINITE       /* a weight is NaN or infinite (load option check_finite) */
 } dintattn_result;
 
@@ -319,7 +320,11 @@ DINTATTN_API void dintattn_progress_stderr(void *user, double done, double total
    one, else 0 (unknown). */
 DINTATTN_API double dintattn_mem_available(void);
 
-/* Maps and validates a model file. Returns DINTATTN_OK and sets *model, or an error code. */
+/* Maps and validates a model file. Returns DINTATTN_OK and sets *model, or an error code whose
+   message says what the file is when it is no model: a Hugging Face checkpoint's file
+   (DINTATTN_ERR_METADATA) or directory (DINTATTN_ERR_IO), with its layout and the tools/convert.py
+   command; "not a safetensors file" (DINTATTN_ERR_HEADER); "truncated", with the bytes the file
+   has and its header describes (DINTATTN_ERR_TRUNCATED). */
 DINTATTN_API dintattn_result dintattn_model_load(const char *path, const dintattn_load_options *opt,
                                                  dintattn_model **model, dintattn_error *err);
 /* As dintattn_model_load, from a buffer that must outlive the model (it is not copied). */
@@ -534,7 +539,9 @@ typedef struct dintattn_tokenizer dintattn_tokenizer;
 /* Reads a tokenizer file (tools/convert.py --format tokenizer), the tokenizer a model file
    carries, or a tiktoken rank file ("base64(token bytes) rank" per line). Returns
    DINTATTN_ERR_IO if it cannot be read, DINTATTN_ERR_TOKENIZER (naming the line) if a rank file
-   is malformed, the loader's codes (DINTATTN_ERR_METADATA, ...) for a bad safetensors file. */
+   is malformed or is JSON (a tokenizer.json: the message names the tools/convert.py command), the
+   loader's codes (DINTATTN_ERR_METADATA, ...) for a bad safetensors file. dintattn_tokenizer_source
+   says which kind of file it read. */
 DINTATTN_API dintattn_result dintattn_tokenizer_load(const char *path, dintattn_tokenizer **tok,
                                                      dintattn_error *err);
 /* The kind of file tok was read from: "model file", "tokenizer file" or "tiktoken rank file". */
