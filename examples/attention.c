@@ -577,233 +577,278 @@ static void svg_write(srv_buf *b, const figure *fg)
 
 /* --- main ------------------------------------------------------------------------------------ */
 
-int main(int argc, char **argv)
-{
+/* One run: the model, the text, what is inspected, and what the inspection gave. */
+typedef struct run {
     args a;
-    dintattn_error err;
-    dintattn_model *model = NULL;
-    dintattn_tokenizer *tok = NULL;
-    dintattn_session *sess = NULL;
-    dintattn_inspect insp;
+    dintattn_model *model;
+    dintattn_tokenizer *tok;
+    dintattn_session *sess;
     const dintattn_config *cfg;
+    int *ids, n, L, H;
+    int pos_from, pos_to, n_pos;  /* the query positions [pos_from, pos_to) */
+    unsigned char *lf, *hf;       /* the shown layers and heads */
+    int svg_layer, metric;
+    FILE *svg;
     collect c;
-    srv_buf out;
-    unsigned char *lf = NULL, *hf = NULL;
-    double *mean = NULL;
-    int *ids = NULL, n, L, H, i, l, h, k, rc, pos_from, pos_to, n_pos, svg_layer = -1, metric;
+    double *mean;                 /* [L * H * N_METRICS] the metrics' means over the query positions */
+} run;
+
+/* Loads the model (and tokenizer, unless --ids needs none) and the text's ids, which must fit
+   the model's context. Returns 0, or -1 (printed). */
+static int load_text(run *r)
+{
+    dintattn_error err;
     char msg[256];
-    FILE *svg = NULL;
-    argv = cli_aliases(&argc, argv);
-
-    memset(&c, 0, sizeof c);
-    memset(&out, 0, sizeof out);
-    rc = parse_args(argc, argv, &a);
-    if (rc == 2) {
-        cli_usage(stdout, usage, 22);
-        return 0;
-    }
-    if (rc) return 1;
-    rc = 1;
-    if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err)) return cli_fail(a.eng.model, err.message);
-    cfg = dintattn_model_config(model);
-    L = cfg->n_layers, H = cfg->n_heads;
+    if (cli_load_model(r->a.eng.model, r->a.eng.weights, r->a.eng.map, r->a.eng.threads, &r->model, &err))
+        return cli_fail(r->a.eng.model, err.message), -1;
+    r->cfg = dintattn_model_config(r->model);
+    r->L = r->cfg->n_layers, r->H = r->cfg->n_heads;
     /* --ids needs no tokenizer: without one, no token texts */
-    if (cli_load_tokenizer(&a.eng, model, a.ids != NULL, &tok)) goto done;
-    if ((n = cli_text_ids(a.ids, a.file, a.prompt, tok, cfg->vocab_size, &ids)) < 0) goto done;
-    if (n == 0) {
-        cli_fail(a.file ? a.file : "-p", "the text encodes to no tokens");
-        goto done;
+    if (cli_load_tokenizer(&r->a.eng, r->model, r->a.ids != NULL, &r->tok)) return -1;
+    if ((r->n = cli_text_ids(r->a.ids, r->a.file, r->a.prompt, r->tok, r->cfg->vocab_size, &r->ids)) < 0) return -1;
+    if (r->n == 0) return cli_fail(r->a.file ? r->a.file : "-p", "the text encodes to no tokens"), -1;
+    if (r->n > r->cfg->max_seq_len) {
+        snprintf(msg, sizeof msg, "%d tokens, more than the model's context of %d", r->n, r->cfg->max_seq_len);
+        return cli_fail("the text is too long", msg), -1;
     }
-    if (n > cfg->max_seq_len) {
-        snprintf(msg, sizeof msg, "%d tokens, more than the model's context of %d", n, cfg->max_seq_len);
-        cli_fail("the text is too long", msg);
-        goto done;
-    }
-    /* query positions */
-    pos_from = n - 1, pos_to = n;
-    if (a.pos) {
-        long p;
-        if (strchr(a.pos, ':') ? parse_range(a.pos, &pos_from, &pos_to) : (cli_parse_long(a.pos, 0, INT_MAX - 1, &p) ? -1 : 0)) {
-            cli_fail("bad --pos", "give P or A:B (query positions [A, B)), non-negative integers with A < B");
-            goto done;
-        }
-        if (!strchr(a.pos, ':')) pos_from = (int)p, pos_to = (int)p + 1;
-        if (pos_to > n) {
-            snprintf(msg, sizeof msg, "'%s' goes past the text's %d tokens (positions 0 to %d)", a.pos, n, n - 1);
-            cli_fail("--pos", msg);
-            goto done;
-        }
-    }
-    n_pos = pos_to - pos_from;
-    /* spans: --span as given (within the text), then --span-text's matches */
-    for (k = 0; k < a.n_spans; k++)
-        if (a.spans[2 * k + 1] > n) {
-            snprintf(msg, sizeof msg, "%d:%d goes past the text's %d tokens", a.spans[2 * k], a.spans[2 * k + 1], n);
-            cli_fail("bad --span", msg);
-            goto done;
-        }
-    if (a.n_span_text && !tok) {
-        cli_fail("--span-text needs a tokenizer", "the model has none (give --tokenizer, or --span A:B)");
-        goto done;
-    }
-    for (k = 0; k < a.n_span_text; k++, a.n_spans++)
-        if (find_span_text(tok, ids, n, a.span_text[k], &a.spans[2 * a.n_spans], &a.spans[2 * a.n_spans + 1])) goto done;
-    /* layers and heads */
-    lf = (unsigned char *)malloc((size_t)L), hf = (unsigned char *)malloc((size_t)H);
-    if (!lf || !hf) {
-        cli_fail("out of memory", NULL);
-        goto done;
-    }
-    if (a.layers ? parse_list("layers", a.layers, L, lf) : (memset(lf, 1, (size_t)L), 0)) goto done;
-    if (a.heads ? parse_list("heads", a.heads, H, hf) : (memset(hf, 1, (size_t)H), 0)) goto done;
-    for (l = 0; l < L; l++) svg_layer = lf[l] ? l : svg_layer;
-    if (a.svg_layer >= 0) {
-        if (a.svg_layer >= L || !lf[a.svg_layer]) {
-            snprintf(msg, sizeof msg, "%d is not a shown layer (the model has %d layers%s)", a.svg_layer, L,
-                     a.layers ? "; --layers must include it" : "");
-            cli_fail("--svg-layer", msg);
-            goto done;
-        }
-        svg_layer = a.svg_layer;
-    }
-    metric = a.svg_metric >= 0 ? a.svg_metric : a.n_spans ? M_SPAN : M_NEG_SHARE;
-    if (a.svg && !(svg = fopen(a.svg, "wb"))) {
-        cli_fail(a.svg, strerror(errno));
-        goto done;
-    }
+    return 0;
+}
 
-    /* one prefill up to the last query position, every chosen row summarised */
-    c.H = H, c.last_pos = pos_to - 1, c.n_keys = pos_to, c.spans = a.spans, c.n_spans = a.n_spans;
-    c.m = (double *)calloc((size_t)L * H * N_METRICS, sizeof(double));
-    c.count = (int *)calloc((size_t)L * H, sizeof(int));
-    c.rows = (float *)calloc((size_t)L * H * N_TERMS * (size_t)pos_to, sizeof(float));
-    c.has = (unsigned char *)calloc((size_t)L * H * N_TERMS, 1);
-    mean = (double *)calloc((size_t)L * H * N_METRICS, sizeof(double));
-    if (!c.m || !c.count || !c.rows || !c.has || !mean) {
-        cli_fail("out of memory for the rows", NULL);
-        goto done;
+/* --pos: the query positions (default: the last token). Returns 0, or -1 (printed). */
+static int choose_positions(run *r)
+{
+    char msg[256];
+    long p;
+    r->pos_from = r->n - 1, r->pos_to = r->n;
+    if (r->a.pos) {
+        if (strchr(r->a.pos, ':') ? parse_range(r->a.pos, &r->pos_from, &r->pos_to)
+                                  : (cli_parse_long(r->a.pos, 0, INT_MAX - 1, &p) ? -1 : 0))
+            return cli_fail("bad --pos", "give P or A:B (query positions [A, B)), non-negative integers with A < B"), -1;
+        if (!strchr(r->a.pos, ':')) r->pos_from = (int)p, r->pos_to = (int)p + 1;
+        if (r->pos_to > r->n) {
+            snprintf(msg, sizeof msg, "'%s' goes past the text's %d tokens (positions 0 to %d)", r->a.pos, r->n, r->n - 1);
+            return cli_fail("--pos", msg), -1;
+        }
     }
-    if (cli_session_new(&a.eng, model, pos_to, &sess)) goto done;
+    r->n_pos = r->pos_to - r->pos_from;
+    return 0;
+}
+
+/* The spans: --span as given (within the text), then --span-text's matches. Returns 0, or -1 (printed). */
+static int choose_spans(run *r)
+{
+    char msg[256];
+    int k;
+    for (k = 0; k < r->a.n_spans; k++)
+        if (r->a.spans[2 * k + 1] > r->n) {
+            snprintf(msg, sizeof msg, "%d:%d goes past the text's %d tokens", r->a.spans[2 * k], r->a.spans[2 * k + 1], r->n);
+            return cli_fail("bad --span", msg), -1;
+        }
+    if (r->a.n_span_text && !r->tok)
+        return cli_fail("--span-text needs a tokenizer", "the model has none (give --tokenizer, or --span A:B)"), -1;
+    for (k = 0; k < r->a.n_span_text; k++, r->a.n_spans++)
+        if (find_span_text(r->tok, r->ids, r->n, r->a.span_text[k], &r->a.spans[2 * r->a.n_spans],
+                           &r->a.spans[2 * r->a.n_spans + 1]))
+            return -1;
+    return 0;
+}
+
+/* --layers, --heads, the figure's layer and metric, and its file (opened now, so that a path that
+   cannot be written fails before the prefill). Returns 0, or -1 (printed). */
+static int choose_rows(run *r)
+{
+    char msg[256];
+    int l;
+    r->lf = (unsigned char *)malloc((size_t)r->L), r->hf = (unsigned char *)malloc((size_t)r->H);
+    if (!r->lf || !r->hf) return cli_fail("out of memory", NULL), -1;
+    if (r->a.layers ? parse_list("layers", r->a.layers, r->L, r->lf) : (memset(r->lf, 1, (size_t)r->L), 0)) return -1;
+    if (r->a.heads ? parse_list("heads", r->a.heads, r->H, r->hf) : (memset(r->hf, 1, (size_t)r->H), 0)) return -1;
+    r->svg_layer = -1;
+    for (l = 0; l < r->L; l++) r->svg_layer = r->lf[l] ? l : r->svg_layer;
+    if (r->a.svg_layer >= 0) {
+        if (r->a.svg_layer >= r->L || !r->lf[r->a.svg_layer]) {
+            snprintf(msg, sizeof msg, "%d is not a shown layer (the model has %d layers%s)", r->a.svg_layer, r->L,
+                     r->a.layers ? "; --layers must include it" : "");
+            return cli_fail("--svg-layer", msg), -1;
+        }
+        r->svg_layer = r->a.svg_layer;
+    }
+    r->metric = r->a.svg_metric >= 0 ? r->a.svg_metric : r->a.n_spans ? M_SPAN : M_NEG_SHARE;
+    if (r->a.svg && !(r->svg = fopen(r->a.svg, "wb"))) return cli_fail(r->a.svg, strerror(errno)), -1;
+    return 0;
+}
+
+/* One prefill up to the last query position, every chosen row summarised, then the means.
+   Returns 0, or -1 (printed). */
+static int inspect(run *r)
+{
+    collect *c = &r->c;
+    const int L = r->L, H = r->H;
+    dintattn_inspect insp;
+    dintattn_error err;
+    char msg[256];
+    int l, h, k;
+    c->H = H, c->last_pos = r->pos_to - 1, c->n_keys = r->pos_to, c->spans = r->a.spans, c->n_spans = r->a.n_spans;
+    c->m = (double *)calloc((size_t)L * H * N_METRICS, sizeof(double));
+    c->count = (int *)calloc((size_t)L * H, sizeof(int));
+    c->rows = (float *)calloc((size_t)L * H * N_TERMS * (size_t)r->pos_to, sizeof(float));
+    c->has = (unsigned char *)calloc((size_t)L * H * N_TERMS, 1);
+    r->mean = (double *)calloc((size_t)L * H * N_METRICS, sizeof(double));
+    if (!c->m || !c->count || !c->rows || !c->has || !r->mean) return cli_fail("out of memory for the rows", NULL), -1;
+    if (cli_session_new(&r->a.eng, r->model, r->pos_to, &r->sess)) return -1;
     memset(&insp, 0, sizeof insp);
-    insp.row = on_row, insp.user = &c, insp.layers = lf, insp.heads = hf, insp.pos_from = pos_from, insp.pos_to = pos_to;
-    if (dintattn_session_inspect(sess, &insp, &err) || dintattn_prefill(sess, ids, pos_to, NULL, 0, &err)) {
-        cli_fail("prefill", err.message);
-        goto done;
-    }
+    insp.row = on_row, insp.user = c, insp.layers = r->lf, insp.heads = r->hf, insp.pos_from = r->pos_from;
+    insp.pos_to = r->pos_to;
+    if (dintattn_session_inspect(r->sess, &insp, &err) || dintattn_prefill(r->sess, r->ids, r->pos_to, NULL, 0, &err))
+        return cli_fail("prefill", err.message), -1;
     for (l = 0; l < L; l++)
         for (h = 0; h < H; h++) {
             const size_t lh = (size_t)l * H + h;
-            if (!lf[l] || !hf[h]) continue;
-            if (c.count[lh] != n_pos) {
-                snprintf(msg, sizeof msg, "layer %d head %d: %d rows inspected, %d expected", l, h, c.count[lh], n_pos);
-                cli_fail("internal error", msg);
-                goto done;
+            if (!r->lf[l] || !r->hf[h]) continue;
+            if (c->count[lh] != r->n_pos) {
+                snprintf(msg, sizeof msg, "layer %d head %d: %d rows inspected, %d expected", l, h, c->count[lh], r->n_pos);
+                return cli_fail("internal error", msg), -1;
             }
-            for (k = 0; k < N_METRICS; k++) mean[lh * N_METRICS + k] = c.m[lh * N_METRICS + k] / n_pos;
+            for (k = 0; k < N_METRICS; k++) r->mean[lh * N_METRICS + k] = c->m[lh * N_METRICS + k] / r->n_pos;
         }
+    return 0;
+}
 
-    if (a.json) {
-        srv_buf_str(&out, "{\"model\": ");
-        srv_buf_json_str(&out, a.eng.model, strlen(a.eng.model));
-        srv_buf_printf(&out, ", \"attention\": \"%s\", \"n_layers\": %d, \"n_heads\": %d, \"n_tokens\": %d, \"query_positions\": [%d, %d], "
-                             "\"spans\": [", cfg->attention == DINTATTN_ATTN_DINT ? "dint" : cfg->attention == DINTATTN_ATTN_DIFF ? "diff" : "standard",
-                       L, H, n, pos_from, pos_to);
-        for (k = 0; k < a.n_spans; k++) srv_buf_printf(&out, "%s[%d, %d]", k ? ", " : "", a.spans[2 * k], a.spans[2 * k + 1]);
-        srv_buf_str(&out, "],\n\"tokens\": [");
-        for (i = 0; i < n; i++) {
-            size_t len;
-            const char *s = token_bytes(tok, ids[i], &len);
-            srv_buf_printf(&out, "%s{\"id\": %d, \"text\": ", i ? ", " : "", ids[i]);
-            if (s) srv_buf_json_str(&out, s, len);
-            else srv_buf_str(&out, "null");
-            srv_buf_str(&out, "}");
-        }
-        srv_buf_str(&out, "],\n\"heads\": [");
-        for (k = 0, l = 0; l < L; l++)
-            for (h = 0; h < H; h++) {
-                const size_t lh = (size_t)l * H + h;
-                int m, t, j;
-                if (!lf[l] || !hf[h]) continue;
-                srv_buf_printf(&out, "%s\n{\"layer\": %d, \"head\": %d", k++ ? "," : "", l, h);
-                for (m = 0; m < N_METRICS; m++) {
-                    srv_buf_printf(&out, ", \"%s\": ", metric_json[m]);
-                    put_num(&out, mean[lh * N_METRICS + m]);
+/* --json: one object, written to standard output head by head. Returns 0, or -1 (printed). */
+static int write_json(const run *r, srv_buf *out)
+{
+    const int L = r->L, H = r->H, pos_to = r->pos_to;
+    int i, k, l, h;
+    srv_buf_str(out, "{\"model\": ");
+    srv_buf_json_str(out, r->a.eng.model, strlen(r->a.eng.model));
+    srv_buf_printf(out, ", \"attention\": \"%s\", \"n_layers\": %d, \"n_heads\": %d, \"n_tokens\": %d, \"query_positions\": [%d, %d], "
+                        "\"spans\": [", r->cfg->attention == DINTATTN_ATTN_DINT ? "dint" : r->cfg->attention == DINTATTN_ATTN_DIFF ? "diff" : "standard",
+                   L, H, r->n, r->pos_from, pos_to);
+    for (k = 0; k < r->a.n_spans; k++) srv_buf_printf(out, "%s[%d, %d]", k ? ", " : "", r->a.spans[2 * k], r->a.spans[2 * k + 1]);
+    srv_buf_str(out, "],\n\"tokens\": [");
+    for (i = 0; i < r->n; i++) {
+        size_t len;
+        const char *s = token_bytes(r->tok, r->ids[i], &len);
+        srv_buf_printf(out, "%s{\"id\": %d, \"text\": ", i ? ", " : "", r->ids[i]);
+        if (s) srv_buf_json_str(out, s, len);
+        else srv_buf_str(out, "null");
+        srv_buf_str(out, "}");
+    }
+    srv_buf_str(out, "],\n\"heads\": [");
+    for (k = 0, l = 0; l < L; l++)
+        for (h = 0; h < H; h++) {
+            const size_t lh = (size_t)l * H + h;
+            int m, t, j;
+            if (!r->lf[l] || !r->hf[h]) continue;
+            srv_buf_printf(out, "%s\n{\"layer\": %d, \"head\": %d", k++ ? "," : "", l, h);
+            for (m = 0; m < N_METRICS; m++) {
+                srv_buf_printf(out, ", \"%s\": ", metric_json[m]);
+                put_num(out, r->mean[lh * N_METRICS + m]);
+            }
+            srv_buf_printf(out, ", \"row_pos\": %d", pos_to - 1);
+            for (t = 0; t < N_TERMS; t++) {
+                srv_buf_printf(out, ", \"%s\": ", term_names[t]);
+                if (!r->c.has[lh * N_TERMS + t]) {
+                    srv_buf_str(out, "null");
+                    continue;
                 }
-                srv_buf_printf(&out, ", \"row_pos\": %d", pos_to - 1);
-                for (t = 0; t < N_TERMS; t++) {
-                    srv_buf_printf(&out, ", \"%s\": ", term_names[t]);
-                    if (!c.has[lh * N_TERMS + t]) {
-                        srv_buf_str(&out, "null");
-                        continue;
-                    }
-                    srv_buf_str(&out, "[");
-                    for (j = 0; j < pos_to; j++) {
-                        if (j) srv_buf_str(&out, ", ");
-                        put_f(&out, c.rows[(lh * N_TERMS + t) * (size_t)pos_to + j]);
-                    }
-                    srv_buf_str(&out, "]");
+                srv_buf_str(out, "[");
+                for (j = 0; j < pos_to; j++) {
+                    if (j) srv_buf_str(out, ", ");
+                    put_f(out, r->c.rows[(lh * N_TERMS + t) * (size_t)pos_to + j]);
                 }
-                srv_buf_str(&out, "}");
-                if (flush_buf(&out, stdout, "standard output")) goto done;
+                srv_buf_str(out, "]");
             }
-        srv_buf_str(&out, "\n]}\n");
-    } else {
-        srv_buf_printf(&out, "%s: %s attention, %d layers x %d heads; %d tokens; query position%s %d", a.eng.model,
-                       cfg->attention == DINTATTN_ATTN_DINT ? "DINT" : cfg->attention == DINTATTN_ATTN_DIFF ? "DIFF" : "standard", L, H, n,
-                       n_pos > 1 ? "s" : "", pos_from);
-        if (n_pos > 1) srv_buf_printf(&out, "-%d (metrics averaged over %d rows)", pos_to - 1, n_pos);
-        srv_buf_str(&out, " ");
-        text_token(&out, tok, ids[pos_to - 1]);
-        srv_buf_str(&out, "\n");
-        for (k = 0; k < a.n_spans; k++) {
-            srv_buf_printf(&out, "span %d: tokens [%d, %d)", k, a.spans[2 * k], a.spans[2 * k + 1]);
-            for (i = a.spans[2 * k]; i < a.spans[2 * k + 1] && tok; i++) {
-                srv_buf_str(&out, " ");
-                text_token(&out, tok, ids[i]);
-            }
-            srv_buf_str(&out, "\n");
+            srv_buf_str(out, "}");
+            if (flush_buf(out, stdout, "standard output")) return -1;
         }
-        srv_buf_printf(&out, "%5s %4s %10s %10s %10s %10s %10s %10s %10s\n", "layer", "head", "lambda", "sum", "span", "rest",
-                       "neg_sum", "neg_share", "entropy");
-        for (l = 0; l < L; l++)
-            for (h = 0; h < H; h++) {
-                const double *m = mean + ((size_t)l * H + h) * N_METRICS;
-                if (!lf[l] || !hf[h]) continue;
-                srv_buf_printf(&out, "%5d %4d %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f\n", l, h, m[M_LAMBDA], m[M_SUM], m[M_SPAN],
-                               m[M_REST], m[M_NEG_SUM], m[M_NEG_SHARE], m[M_ENTROPY]);
-            }
-    }
-    if (flush_buf(&out, stdout, "standard output")) goto done;
-    if (svg) {
-        figure fg;
-        fg.a = &a, fg.cfg = cfg, fg.tok = tok, fg.ids = ids, fg.lf = lf, fg.hf = hf, fg.c = &c, fg.mean = mean;
-        fg.pos_from = pos_from, fg.pos_to = pos_to, fg.layer = svg_layer, fg.metric = metric;
-        svg_write(&out, &fg);
-        if (flush_buf(&out, svg, a.svg)) goto done;
-        if (fclose(svg)) {
-            svg = NULL;
-            cli_fail(a.svg, strerror(errno));
-            goto done;
+    srv_buf_str(out, "\n]}\n");
+    return 0;
+}
+
+/* The table: a heading line, the spans' tokens, one line per shown layer and head. */
+static void write_table(const run *r, srv_buf *out)
+{
+    const dintattn_attention at = r->cfg->attention;
+    int i, k, l, h;
+    srv_buf_printf(out, "%s: %s attention, %d layers x %d heads; %d tokens; query position%s %d", r->a.eng.model,
+                   at == DINTATTN_ATTN_DINT ? "DINT" : at == DINTATTN_ATTN_DIFF ? "DIFF" : "standard", r->L, r->H, r->n,
+                   r->n_pos > 1 ? "s" : "", r->pos_from);
+    if (r->n_pos > 1) srv_buf_printf(out, "-%d (metrics averaged over %d rows)", r->pos_to - 1, r->n_pos);
+    srv_buf_str(out, " ");
+    text_token(out, r->tok, r->ids[r->pos_to - 1]);
+    srv_buf_str(out, "\n");
+    for (k = 0; k < r->a.n_spans; k++) {
+        srv_buf_printf(out, "span %d: tokens [%d, %d)", k, r->a.spans[2 * k], r->a.spans[2 * k + 1]);
+        for (i = r->a.spans[2 * k]; i < r->a.spans[2 * k + 1] && r->tok; i++) {
+            srv_buf_str(out, " ");
+            text_token(out, r->tok, r->ids[i]);
         }
-        svg = NULL;
+        srv_buf_str(out, "\n");
     }
-    rc = 0;
-done:
-    if (svg) {
-        fclose(svg);
-        remove(a.svg); /* no half-written figure */
+    srv_buf_printf(out, "%5s %4s %10s %10s %10s %10s %10s %10s %10s\n", "layer", "head", "lambda", "sum", "span", "rest",
+                   "neg_sum", "neg_share", "entropy");
+    for (l = 0; l < r->L; l++)
+        for (h = 0; h < r->H; h++) {
+            const double *m = r->mean + ((size_t)l * r->H + h) * N_METRICS;
+            if (!r->lf[l] || !r->hf[h]) continue;
+            srv_buf_printf(out, "%5d %4d %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f %10.6f\n", l, h, m[M_LAMBDA], m[M_SUM],
+                           m[M_SPAN], m[M_REST], m[M_NEG_SUM], m[M_NEG_SHARE], m[M_ENTROPY]);
+        }
+}
+
+/* --svg: the figure into the file choose_rows opened, which is closed (r->svg = NULL) when it is
+   whole. Returns 0, or -1 (printed). */
+static int write_figure(run *r, srv_buf *out)
+{
+    figure fg;
+    FILE *f = r->svg;
+    fg.a = &r->a, fg.cfg = r->cfg, fg.tok = r->tok, fg.ids = r->ids, fg.lf = r->lf, fg.hf = r->hf, fg.c = &r->c;
+    fg.mean = r->mean, fg.pos_from = r->pos_from, fg.pos_to = r->pos_to, fg.layer = r->svg_layer, fg.metric = r->metric;
+    svg_write(out, &fg);
+    if (flush_buf(out, f, r->a.svg)) return -1;
+    r->svg = NULL;
+    if (fclose(f)) return cli_fail(r->a.svg, strerror(errno)), -1;
+    return 0;
+}
+
+static void run_free(run *r)
+{
+    if (r->svg) {
+        fclose(r->svg);
+        remove(r->a.svg); /* no half-written figure */
     }
+    free(r->c.m);
+    free(r->c.count);
+    free(r->c.rows);
+    free(r->c.has);
+    free(r->mean);
+    free(r->lf);
+    free(r->hf);
+    free(r->ids);
+    dintattn_session_free(r->sess);
+    dintattn_tokenizer_free(r->tok);
+    dintattn_model_free(r->model);
+}
+
+int main(int argc, char **argv)
+{
+    run r;
+    srv_buf out;
+    int rc = 1;
+    argv = cli_aliases(&argc, argv);
+    memset(&r, 0, sizeof r);
+    memset(&out, 0, sizeof out);
+    switch (parse_args(argc, argv, &r.a)) {
+    case 0: break;
+    case 2: cli_usage(stdout, usage, 22); return 0;
+    default: return 1;
+    }
+    if (!load_text(&r) && !choose_positions(&r) && !choose_spans(&r) && !choose_rows(&r) && !inspect(&r) &&
+        !(r.a.json ? write_json(&r, &out) : (write_table(&r, &out), 0)) && !flush_buf(&out, stdout, "standard output") &&
+        !(r.svg && write_figure(&r, &out)))
+        rc = 0;
     srv_buf_free(&out);
-    free(c.m);
-    free(c.count);
-    free(c.rows);
-    free(c.has);
-    free(mean);
-    free(lf);
-    free(hf);
-    free(ids);
-    dintattn_session_free(sess);
-    dintattn_tokenizer_free(tok);
-    dintattn_model_free(model);
+    run_free(&r);
     return rc;
 }
