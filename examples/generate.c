@@ -21,7 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "strbuf.h" /* srv_buf, srv_utf8_partial (textgen.h uses it) */
+#include "strbuf.h" /* srv_buf: a chat reply as it grows */
 #include "textgen.h"
 #define CLI_PROG "generate"
 #include "cli.h" /* cli_engine, cli_fail, cli_parse_*: what the examples share */
