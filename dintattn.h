@@ -1728,6 +1728,19 @@ static dintattn_result dintattn__file_parse(dintattn__file *f, dintattn_error *e
                               "%.200s is not a safetensors file (%lu bytes, too short for a safetensors header): give a "
                               "dintattn model file (docs/format.md section 2)", dintattn__file_name(f),
                               (unsigned long)f->size);
+    if (memcmp(f->bytes, "PK\3\4", 4) == 0 || memcmp(f->bytes, "GGUF", 4) == 0) { /* the two other weight files */
+        char word[240];
+        const int gguf = f->bytes[0] == 'G';
+        if (f->path) dintattn__shell_word(word, sizeof word, f->path, strlen(f->path));
+        else snprintf(word, sizeof word, "FILE");
+        return dintattn__fail(err, DINTATTN_ERR_HEADER,
+                              gguf ? "%.200s is a GGUF file (llama.cpp's format), not a dintattn model file: convert the "
+                                     "Hugging Face checkpoint it came from with python3 tools/convert.py --format auto "
+                                     "DIR out.safetensors (docs/tools.md)%.0s"
+                                   : "%.200s is a zip archive (a PyTorch checkpoint?), not a dintattn model file: convert "
+                                     "it with python3 tools/convert.py --format auto %s out.safetensors (docs/tools.md)",
+                              dintattn__file_name(f), word);
+    }
     for (i = 7; i >= 0; i--) hlen = hlen << 8 | f->bytes[i];
     /* the header's first byte after JSON whitespace: a header is an object */
     for (first = 8; first < f->size && first - 8 < hlen && strchr(" \t\r\n", f->bytes[first]) && f->bytes[first]; first++) {}

@@ -1169,6 +1169,29 @@ static void test_refuses_text_file_as_not_safetensors(void **state)
     expect_file_refused("README.md", DINTATTN_ERR_HEADER, "README.md is not a safetensors file (header length ");
 }
 
+/* The other weight files a user may have: PyTorch's (a zip archive) and llama.cpp's (GGUF). */
+static void test_refuses_pytorch_and_gguf_files_naming_the_converter(void **state)
+{
+    static const unsigned char zip[] = "PK\3\4\24\0\0\0\0\0archive/data.pkl";
+    static const unsigned char gguf[] = "GGUF\3\0\0\0\0\0\0\0\0\0\0\0";
+    const char *path = write_temp(zip, sizeof zip - 1);
+    char want[600];
+    (void)state;
+    snprintf(want, sizeof want, "%%s is a zip archive (a PyTorch checkpoint?), not a dintattn model file: convert it with "
+             "python3 tools/convert.py --format auto %s out.safetensors (docs/tools.md)", path);
+    expect_file_message(path, DINTATTN_ERR_HEADER, want);
+    remove_temp();
+    expect_refused(zip, sizeof zip - 1, DINTATTN_ERR_HEADER,
+                   "the model in memory is a zip archive (a PyTorch checkpoint?), not a dintattn model file: convert it "
+                   "with python3 tools/convert.py --format auto FILE out.safetensors (docs/tools.md)");
+    path = write_temp(gguf, sizeof gguf - 1);
+    expect_file_message(path, DINTATTN_ERR_HEADER,
+                        "%s is a GGUF file (llama.cpp's format), not a dintattn model file: convert the Hugging Face "
+                        "checkpoint it came from with python3 tools/convert.py --format auto DIR out.safetensors "
+                        "(docs/tools.md)");
+    remove_temp();
+}
+
 /* A checkpoint's safetensors file: another program's format metadata ("pt", as transformers
    writes) and its tensor names, which tell tools/convert.py's layout as --format auto would. */
 typedef struct checkpoint_case {
@@ -1513,6 +1536,7 @@ int main(void)
         cmocka_unit_test(test_refuses_file_cut_after_header),
         cmocka_unit_test(test_refuses_file_missing_its_last_bytes),
         cmocka_unit_test(test_refuses_text_file_as_not_safetensors),
+        cmocka_unit_test(test_refuses_pytorch_and_gguf_files_naming_the_converter),
         cmocka_unit_test(test_refuses_checkpoint_naming_its_layout_and_the_converter),
         cmocka_unit_test(test_refuses_foreign_safetensors_with_a_pasteable_command),
         cmocka_unit_test(test_refuses_directory_saying_what_to_give),
