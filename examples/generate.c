@@ -265,259 +265,273 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
+/* What a conversation holds from turn to turn. */
+typedef struct chat {
+    args *a;
+    const dintattn_model *model;
+    const dintattn_tokenizer *tok;
+    dintattn_session *sess;
+    dintattn_sampler *sampler;
+    conversation conv;
+    tg_stops stops;       /* a reply ends at these (not printed) */
+    tg_cache cache;       /* the ids the session holds */
+    srv_buf out;          /* the reply being written */
+    float *logits;
+    char *gen_prompt;     /* the template's generation prompt (malloc'ed) */
+    const char *gen_tail; /* what it adds to the assistant's prefix: a reply's text follows it */
+    const char *opened;   /* an opening <think> it ends with, or NULL */
+    int plain, interactive, n_ctx, V;
+} chat;
+
+/* The template's pieces a conversation needs: the generation prompt, and the assistant's prefix
+   (a reply's text in the cache comes after the generation prompt, which begins with it); a
+   --system message, checked and put first; the stop strings. Returns 0, or 1 (printed). */
+static int chat_template(chat *c)
+{
+    static const char marker[] = "\001dintattn-reply\002";
+    dintattn_chat_message probe[2];
+    dintattn_error err;
+    char *text;
+    size_t len, p_a, k;
+    if (!(c->gen_prompt = format_chat(c->model, NULL, 0, 1, &len, &err))) return cli_fail("the chat template", err.message);
+    probe[0].role = "assistant";
+    probe[0].content = marker;
+    if (!(text = format_chat(c->model, probe, 1, 0, &len, &err)))
+        return cli_fail("the chat template cannot format a reply", err.message);
+    p_a = strstr(text, marker) ? (size_t)(strstr(text, marker) - text) : 0;
+    if (strlen(c->gen_prompt) >= p_a && !memcmp(c->gen_prompt, text, p_a)) c->gen_tail = c->gen_prompt + p_a;
+    free(text);
+    /* a generation prompt that ends in "<think>" (DeepSeek-R1 style) opens the reasoning itself */
+    for (k = strlen(c->gen_prompt); k > 0 && isspace((unsigned char)c->gen_prompt[k - 1]); k--) {}
+    if (k >= 7 && !memcmp(c->gen_prompt + k - 7, "<think>", 7)) c->opened = c->gen_prompt + k - 7;
+    if (c->a->system) {
+        probe[0].role = "system";
+        probe[0].content = c->a->system;
+        probe[1].role = "user";
+        probe[1].content = "";
+        if (!(text = format_chat(c->model, probe, 2, 1, &len, &err))) return cli_fail("--system", err.message);
+        free(text);
+        if (conv_add(&c->conv, "system", c->a->system, strlen(c->a->system))) return cli_fail("out of memory", NULL);
+    }
+    /* a reply ends at the template's stop strings; without a template, at the end of its line */
+    if (c->plain) tg_stops_add(&c->stops, "\n", 1);
+    else tg_stops_add_template(&c->stops, c->model);
+    return 0;
+}
+
+/* The conversation with the user's message `line` added, encoded into *ids (*n_ids; the caller
+   frees them), checked against the context and the vocabulary. Returns 0, or 1 (printed: the
+   conversation ends). */
+static int chat_prompt(chat *c, const char *line, size_t n, int **ids, int *n_ids)
+{
+    const int max = dintattn_model_config(c->model)->max_seq_len;
+    dintattn_error err;
+    char *text, hint[96] = "";
+    size_t len;
+    int i;
+    *ids = NULL;
+    if (conv_add(&c->conv, "user", line, n)) return cli_fail("out of memory", NULL);
+    if (!(text = format_chat(c->model, c->conv.m, c->conv.n, 1, &len, &err)))
+        return cli_fail("cannot format the conversation", err.message);
+    *n_ids = tg_encode(c->tok, text, len, ids, &err);
+    free(text);
+    if (*n_ids < 0) return cli_fail("cannot encode the conversation", err.message);
+    if (*n_ids >= c->n_ctx) {
+        if (c->n_ctx < max) snprintf(hint, sizeof hint, ", or raise --ctx (the model's context is %d)", max);
+        fprintf(stderr,
+                "generate: the conversation has outgrown the context: with this message it is %d tokens, and "
+                "the context holds %d (the reply needs at least one more); it ends here. Start a new "
+                "conversation%s\n", *n_ids, c->n_ctx, hint);
+        return 1;
+    }
+    for (i = 0; i < *n_ids; i++)
+        if ((*ids)[i] < 0 || (*ids)[i] >= c->V) return cli_fail("the tokenizer produced an id outside the model's vocabulary", NULL);
+    return 0;
+}
+
+/* The reply, streamed to stdout after the session holds the prompt's n_ids tokens: stop strings
+   and unfinished characters held back until known. *n_gen: its tokens; *ended: what ended it.
+   Returns 0, or 1 (printed). */
+static int chat_reply(chat *c, int n_ids, int *n_gen, const char **ended)
+{
+    dintattn_error err;
+    shower sh;
+    c->out.len = 0;
+    *n_gen = 0;
+    *ended = "the -n limit";
+    memset(&sh, 0, sizeof sh);
+    sh.hide = c->a->think_hide;
+    sh.in_think = c->opened != NULL;
+    if (c->opened && !sh.hide) fputs(c->opened, stdout); /* the template's opening tag, for the reader */
+    for (;;) {
+        int next;
+        size_t before = c->out.len, at, blen;
+        const char *bytes;
+        if (*n_gen >= c->a->n) break;
+        if (interrupted) {
+            *ended = "Ctrl-C";
+            break;
+        }
+        if (n_ids + *n_gen >= c->n_ctx) {
+            *ended = "the context's end";
+            break;
+        }
+        next = dintattn_sampler_sample(c->sampler, c->logits);
+        if (dintattn_tokenizer_is_eos(c->tok, next)) {
+            *ended = "EOS";
+            break;
+        }
+        ++*n_gen;
+        dintattn_sampler_accept(c->sampler, next);
+        bytes = dintattn_tokenizer_token(c->tok, next, &blen);
+        if (bytes) srv_buf_add(&c->out, bytes, blen);
+        if (c->out.nomem) return cli_fail("out of memory", NULL);
+        at = tg_stops_find_new(&c->stops, c->out.p, c->out.len, before, sh.done);
+        if (at != (size_t)-1) {
+            c->out.len = at;
+            *ended = c->plain ? "the end of the line" : "a stop string";
+            break;
+        }
+        show_upto(&sh, c->out.p, tg_stops_safe_end(&c->stops, c->out.p, c->out.len), 0);
+        fflush(stdout);
+        if (tg_cache_decode(&c->cache, c->sess, next, c->logits, &err)) return cli_fail("decode", err.message);
+    }
+    show_upto(&sh, c->out.p ? c->out.p : "", c->out.len, 1);
+    putchar('\n');
+    fflush(stdout);
+    return 0;
+}
+
+/* The reply as the conversation holds it: after the assistant's prefix comes what the generation
+   prompt added to it (so the cache stays a prefix), then the reply (--think-history drop: only
+   what follows its last </think>). Returns 0, or 1 (printed). */
+static int chat_remember(chat *c)
+{
+    srv_buf content;
+    int bad;
+    memset(&content, 0, sizeof content);
+    srv_buf_str(&content, c->gen_tail);
+    srv_buf_add(&content, c->out.p ? c->out.p : "", c->out.len);
+    if (c->a->think_drop && content.p) {
+        char *cut = NULL, *f = content.p;
+        while ((f = strstr(f, "</think>")) != NULL) cut = f += 8;
+        if (cut) {
+            content.len -= (size_t)(cut - content.p);
+            memmove(content.p, cut, content.len + 1);
+        }
+    }
+    bad = content.nomem || conv_add(&c->conv, "assistant", content.p ? content.p : "", content.len);
+    srv_buf_free(&content);
+    return bad ? cli_fail("out of memory", NULL) : 0;
+}
+
+/* One turn for the user's message `line`: the prompt prefilled (only what extends the cache),
+   the reply streamed and remembered, the figures on stderr. Returns 0, or 1 (printed: the
+   conversation ends). */
+static int chat_turn(chat *c, int turn, const char *line, size_t n)
+{
+    dintattn_error err;
+    const char *ended;
+    int *ids, n_ids, had, common, reused, n_gen, i;
+    double t0, t1, t2;
+    if (chat_prompt(c, line, n, &ids, &n_ids)) {
+        free(ids);
+        return 1;
+    }
+    had = c->cache.n;
+    common = tg_common_prefix(c->cache.ids, c->cache.n, ids, n_ids);
+    t0 = cli_now();
+    reused = tg_cache_load(&c->cache, c->sess, ids, n_ids, c->logits, &err);
+    if (reused < 0) {
+        free(ids);
+        return cli_fail("prefill", err.message);
+    }
+    if (had > 0 && reused == 0)
+        fprintf(stderr, "generate: the conversation does not begin with the %d tokens the session holds "
+                        "(they differ from token %d on): prefilling all %d again\n", had, common, n_ids);
+    dintattn_sampler_reset(c->sampler); /* as a fresh process: the seed's sequence, the prompt's ids */
+    for (i = 0; i < n_ids; i++) dintattn_sampler_accept(c->sampler, ids[i]);
+    free(ids);
+    t1 = cli_now();
+    if (chat_reply(c, n_ids, &n_gen, &ended) || chat_remember(c)) return 1;
+    t2 = cli_now();
+    if (!c->interactive) /* figures for logs and tests; a terminal shows only the conversation */
+        fprintf(stderr,
+                "generate: turn %d: prompt %d tokens (%d reused, %d prefilled, %.1f tok/s) | reply %d tokens, "
+                "%.1f tok/s, ended by %s\n",
+                turn, n_ids, reused, n_ids - reused, (n_ids - reused) / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen,
+                n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9), ended);
+    if (n_ids + n_gen >= c->n_ctx) /* the reply was cut there */
+        fprintf(stderr, "generate: the context (%d tokens) is full: the next message ends the conversation\n", c->n_ctx);
+    return 0;
+}
+
 /* The interactive conversation (--chat). Returns the exit status. */
 static int run_chat(args *a, dintattn_model *model, dintattn_tokenizer *tok)
 {
-    static const char marker[] = "\001dintattn-reply\002";
-    const int interactive = isatty(0), V = dintattn_model_config(model)->vocab_size;
-    const int plain = !dintattn_chat_has_template(model);
-    conversation conv;
-    dintattn_chat_message probe[2];
+    chat c;
     dintattn_session_options so;
-    dintattn_session *sess = NULL;
-    dintattn_sampler *sampler = NULL;
     dintattn_error err;
-    tg_stops stops;
-    tg_cache cache;
-    srv_buf out;
-    float *logits = NULL;
-    char *line = NULL, *text = NULL, *gen_prompt = NULL;
-    const char *gen_tail = "", *opened = NULL;
-    size_t line_cap = 0, len, p_a = 0, k;
-    int rc = 1, n_ctx, turn = 0, i;
+    char *line = NULL;
+    size_t line_cap = 0;
+    int rc = 1, turn = 0, i;
 
-    memset(&conv, 0, sizeof conv);
-    memset(&stops, 0, sizeof stops);
-    memset(&cache, 0, sizeof cache);
-    memset(&out, 0, sizeof out);
-    n_ctx = cli_context(&a->eng, model, DEFAULT_CHAT_CTX);
-    /* the template's pieces this needs: the assistant's prefix (a reply's text in the cache comes
-       after the generation prompt, which begins with it) and the generation prompt */
-    if (!(gen_prompt = format_chat(model, NULL, 0, 1, &len, &err))) {
-        cli_fail("the chat template", err.message);
-        goto done;
-    }
-    probe[0].role = "assistant";
-    probe[0].content = marker;
-    if (!(text = format_chat(model, probe, 1, 0, &len, &err))) {
-        cli_fail("the chat template cannot format a reply", err.message);
-        goto done;
-    }
-    p_a = strstr(text, marker) ? (size_t)(strstr(text, marker) - text) : 0;
-    if (strlen(gen_prompt) >= p_a && !memcmp(gen_prompt, text, p_a)) gen_tail = gen_prompt + p_a;
-    free(text);
-    text = NULL;
-    /* a generation prompt that ends in "<think>" (DeepSeek-R1 style) opens the reasoning itself */
-    for (k = strlen(gen_prompt); k > 0 && isspace((unsigned char)gen_prompt[k - 1]); k--) {}
-    if (k >= 7 && !memcmp(gen_prompt + k - 7, "<think>", 7)) opened = gen_prompt + k - 7;
-    if (a->system) {
-        probe[0].role = "system";
-        probe[0].content = a->system;
-        probe[1].role = "user";
-        probe[1].content = "";
-        if (!(text = format_chat(model, probe, 2, 1, &len, &err))) {
-            cli_fail("--system", err.message);
-            goto done;
-        }
-        free(text);
-        text = NULL;
-        if (conv_add(&conv, "system", a->system, strlen(a->system))) {
-            cli_fail("out of memory", NULL);
-            goto done;
-        }
-    }
-    /* a reply ends at the template's stop strings; without a template, at the end of its line */
-    if (plain) tg_stops_add(&stops, "\n", 1);
-    else tg_stops_add_template(&stops, model);
-
-    cli_session_options(&a->eng, n_ctx, &so);
+    memset(&c, 0, sizeof c);
+    c.a = a, c.model = model, c.tok = tok;
+    c.interactive = isatty(0);
+    c.V = dintattn_model_config(model)->vocab_size;
+    c.plain = !dintattn_chat_has_template(model);
+    c.gen_tail = "";
+    c.n_ctx = cli_context(&a->eng, model, DEFAULT_CHAT_CTX);
+    if (chat_template(&c)) goto done;
+    cli_session_options(&a->eng, c.n_ctx, &so);
     a->sampling.seed = a->has_seed ? a->seed : (unsigned long long)time(NULL);
-    if (dintattn_session_new(model, &so, &sess, &err) || dintattn_sampler_new(V, &a->sampling, &sampler, &err)) {
+    if (dintattn_session_new(model, &so, &c.sess, &err) || dintattn_sampler_new(c.V, &a->sampling, &c.sampler, &err)) {
         cli_fail("cannot start", err.message);
         goto done;
     }
-    logits = (float *)malloc(sizeof(float) * (size_t)V);
-    cache.ids = (int *)malloc(sizeof(int) * (size_t)n_ctx);
-    if (!logits || !cache.ids) {
+    c.logits = (float *)malloc(sizeof(float) * (size_t)c.V);
+    c.cache.ids = (int *)malloc(sizeof(int) * (size_t)c.n_ctx);
+    if (!c.logits || !c.cache.ids) {
         cli_fail("out of memory", NULL);
         goto done;
     }
-    if (interactive) { /* Ctrl-C ends the reply being written; at the prompt, the conversation */
+    if (c.interactive) { /* Ctrl-C ends the reply being written; at the prompt, the conversation */
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_interrupt; /* no SA_RESTART: a read at the prompt returns */
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
     }
-    fprintf(stderr, "generate: chat with %s: context %d tokens, %s, seed %llu, kernels %s\n", a->eng.model, n_ctx,
-            plain ? "no chat template (plain turns: a line each)" : "the model's chat template", a->sampling.seed,
-            dintattn_kernels_name(dintattn_session_kernels(sess)));
-
+    fprintf(stderr, "generate: chat with %s: context %d tokens, %s, seed %llu, kernels %s\n", a->eng.model, c.n_ctx,
+            c.plain ? "no chat template (plain turns: a line each)" : "the model's chat template", a->sampling.seed,
+            dintattn_kernels_name(dintattn_session_kernels(c.sess)));
     for (;;) {
         ssize_t got;
-        int *ids = NULL, n_ids, had, common, reused, n_gen = 0;
-        const char *ended = "the -n limit";
-        char hint[96] = "";
-        shower sh;
-        double t0, t1, t2;
-
-        if (interactive) {
+        if (c.interactive) {
             fputs("> ", stdout);
             fflush(stdout);
         }
         interrupted = 0;
         if ((got = getline(&line, &line_cap, stdin)) < 0 || interrupted) {
-            if (interactive) putchar('\n');
+            if (c.interactive) putchar('\n');
             break;
         }
         while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = 0;
         for (i = 0; i < got && isspace((unsigned char)line[i]); i++) {}
         if (i == got) continue; /* an empty line */
-        if (conv_add(&conv, "user", line, (size_t)got)) {
-            cli_fail("out of memory", NULL);
-            goto done;
-        }
-        turn++;
-        if (!(text = format_chat(model, conv.m, conv.n, 1, &len, &err))) {
-            cli_fail("cannot format the conversation", err.message);
-            goto done;
-        }
-        n_ids = tg_encode(tok, text, len, &ids, &err);
-        free(text);
-        text = NULL;
-        if (n_ids < 0) {
-            free(ids);
-            cli_fail("cannot encode the conversation", err.message);
-            goto done;
-        }
-        if (n_ids >= n_ctx) {
-            free(ids);
-            if (n_ctx < dintattn_model_config(model)->max_seq_len)
-                snprintf(hint, sizeof hint, ", or raise --ctx (the model's context is %d)",
-                         dintattn_model_config(model)->max_seq_len);
-            fprintf(stderr,
-                    "generate: the conversation has outgrown the context: with this message it is %d tokens, and "
-                    "the context holds %d (the reply needs at least one more); it ends here. Start a new "
-                    "conversation%s\n", n_ids, n_ctx, hint);
-            goto done;
-        }
-        for (i = 0; i < n_ids; i++)
-            if (ids[i] < 0 || ids[i] >= V) {
-                free(ids);
-                cli_fail("the tokenizer produced an id outside the model's vocabulary", NULL);
-                goto done;
-            }
-        had = cache.n;
-        common = tg_common_prefix(cache.ids, cache.n, ids, n_ids);
-        t0 = cli_now();
-        reused = tg_cache_load(&cache, sess, ids, n_ids, logits, &err);
-        if (reused < 0) {
-            free(ids);
-            cli_fail("prefill", err.message);
-            goto done;
-        }
-        if (had > 0 && reused == 0)
-            fprintf(stderr, "generate: the conversation does not begin with the %d tokens the session holds "
-                            "(they differ from token %d on): prefilling all %d again\n", had, common, n_ids);
-        dintattn_sampler_reset(sampler); /* as a fresh process: the seed's sequence, the prompt's ids */
-        for (i = 0; i < n_ids; i++) dintattn_sampler_accept(sampler, ids[i]);
-        free(ids);
-        t1 = cli_now();
-
-        /* the reply, streamed: stop strings and unfinished characters held back until known */
-        out.len = 0;
-        memset(&sh, 0, sizeof sh);
-        sh.hide = a->think_hide;
-        sh.in_think = opened != NULL;
-        if (opened && !sh.hide) fputs(opened, stdout); /* the template's opening tag, for the reader */
-        for (;;) {
-            int next;
-            size_t before = out.len, at, blen;
-            const char *bytes;
-            if (n_gen >= a->n) break;
-            if (interrupted) {
-                ended = "Ctrl-C";
-                break;
-            }
-            if (n_ids + n_gen >= n_ctx) {
-                ended = "the context's end";
-                break;
-            }
-            next = dintattn_sampler_sample(sampler, logits);
-            if (dintattn_tokenizer_is_eos(tok, next)) {
-                ended = "EOS";
-                break;
-            }
-            n_gen++;
-            dintattn_sampler_accept(sampler, next);
-            bytes = dintattn_tokenizer_token(tok, next, &blen);
-            if (bytes) srv_buf_add(&out, bytes, blen);
-            if (out.nomem) {
-                cli_fail("out of memory", NULL);
-                goto done;
-            }
-            at = tg_stops_find_new(&stops, out.p, out.len, before, sh.done);
-            if (at != (size_t)-1) {
-                out.len = at;
-                ended = plain ? "the end of the line" : "a stop string";
-                break;
-            }
-            show_upto(&sh, out.p, tg_stops_safe_end(&stops, out.p, out.len), 0);
-            fflush(stdout);
-            if (tg_cache_decode(&cache, sess, next, logits, &err)) {
-                cli_fail("decode", err.message);
-                goto done;
-            }
-        }
-        show_upto(&sh, out.p ? out.p : "", out.len, 1);
-        putchar('\n');
-        fflush(stdout);
-        t2 = cli_now();
-
-        /* the reply as the conversation holds it: after the assistant's prefix comes what the
-           generation prompt added to it (so the cache stays a prefix), then the reply */
-        {
-            srv_buf content;
-            const char *body = out.p ? out.p : "";
-            size_t body_len = out.len;
-            memset(&content, 0, sizeof content);
-            srv_buf_str(&content, gen_tail);
-            srv_buf_add(&content, body, body_len);
-            if (a->think_drop && content.p) { /* only what follows the last </think> */
-                char *cut = NULL, *f = content.p;
-                while ((f = strstr(f, "</think>")) != NULL) cut = f += 8;
-                if (cut) {
-                    content.len -= (size_t)(cut - content.p);
-                    memmove(content.p, cut, content.len + 1);
-                }
-            }
-            if (content.nomem || conv_add(&conv, "assistant", content.p ? content.p : "", content.len)) {
-                srv_buf_free(&content);
-                cli_fail("out of memory", NULL);
-                goto done;
-            }
-            srv_buf_free(&content);
-        }
-        if (!interactive) /* figures for logs and tests; a terminal shows only the conversation */
-            fprintf(stderr,
-                    "generate: turn %d: prompt %d tokens (%d reused, %d prefilled, %.1f tok/s) | reply %d tokens, "
-                    "%.1f tok/s, ended by %s\n",
-                    turn, n_ids, reused, n_ids - reused, (n_ids - reused) / (t1 - t0 > 0 ? t1 - t0 : 1e-9), n_gen,
-                    n_gen / (t2 - t1 > 0 ? t2 - t1 : 1e-9), ended);
-        if (n_ids + n_gen >= n_ctx) /* the reply was cut there */
-            fprintf(stderr, "generate: the context (%d tokens) is full: the next message ends the conversation\n", n_ctx);
+        if (chat_turn(&c, ++turn, line, (size_t)got)) goto done;
     }
     rc = 0;
 done:
     free(line);
-    free(text);
-    free(gen_prompt);
-    free(logits);
-    free(cache.ids);
-    srv_buf_free(&out);
-    conv_free(&conv);
-    dintattn_sampler_free(sampler);
-    dintattn_session_free(sess);
+    free(c.gen_prompt);
+    free(c.logits);
+    free(c.cache.ids);
+    srv_buf_free(&c.out);
+    conv_free(&c.conv);
+    dintattn_sampler_free(c.sampler);
+    dintattn_session_free(c.sess);
     return rc;
 }
 
