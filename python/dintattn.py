@@ -618,6 +618,7 @@ class Session(_Handle):
     def __init__(self, model, n_ctx=0, n_threads=1, n_batch=0, precision="auto", kernels="auto", kv="f32"):
         super().__init__()
         self.model, self._capture = model, None
+        self.stop_reason = None  # why the last generate_ids / generate stopped
         opt = _SessionOptions(n_ctx, n_batch, n_threads, _parse("kernels", kernels), _parse("precision", precision),
                               _parse("kv", kv))
         _call(_lib.dintattn_session_new, model._h, ctypes.byref(opt), ctypes.byref(self._p))
@@ -681,25 +682,32 @@ class Session(_Handle):
 
     def generate_ids(self, ids, max_tokens=256, sampler=None, tokenizer=None):
         """Prefills ids after the tokens held, then yields up to max_tokens drawn ids (greedy without a
-        sampler), stopping before an EOS id of `tokenizer` (if given) or at the context's end."""
+        sampler), stopping before an EOS id of `tokenizer` (if given) or at the context's end.
+        Afterwards self.stop_reason says why it stopped: "eos", "max_tokens" or "context" (the
+        context is full: a longer answer needs a larger n_ctx)."""
         sampler = sampler or Sampler(self.model.vocab_size)
+        self.stop_reason = None
         logits = self.prefill(ids)
         for _ in range(max_tokens):
             token = sampler.sample(logits)
             if tokenizer is not None and tokenizer.is_eos(token):
+                self.stop_reason = "eos"
                 return
             sampler.accept(token)
             yield token
             if self.pos >= self.n_ctx:
+                self.stop_reason = "context"
                 return
             logits = self.decode(token)
+        self.stop_reason = "max_tokens"
 
     def generate(self, prompt, max_tokens=256, tokenizer=None, temperature=0.8, top_k=40, top_p=0.95, min_p=0.05,
                  repeat_penalty=1.1, repeat_last_n=0, seed=None):
         """Streams the text that follows prompt, a piece per token (complete UTF-8 characters only; a
         token that ends inside a character waits for the next). As examples/generate (the same defaults):
         the model's BOS first on an empty session, the prompt's ids seen by the repetition penalty, stop at
-        EOS. temperature=0 is greedy; seed=None draws a seed. Continues the tokens the session holds."""
+        EOS. temperature=0 is greedy; seed=None draws a seed. Continues the tokens the session holds.
+        self.stop_reason then says why it stopped, as after generate_ids."""
         tok = tokenizer or self.model.tokenizer()
         ids = tok.encode_prompt(prompt) if self.pos == 0 else tok.encode(prompt)
         if seed is None:

@@ -449,6 +449,10 @@ class GenerateMatchesExample(unittest.TestCase):
         ids = list(sess.generate_ids(prompt, max_tokens=100))
         # as examples/generate: the token drawn when the context is full is given, not run
         self.assertEqual((len(ids), sess.pos), (8 - len(prompt) + 1, 8))
+        self.assertEqual(sess.stop_reason, "context")
+        sess.reset()
+        self.assertEqual(len(list(sess.generate_ids(prompt, max_tokens=2))), 2)
+        self.assertEqual(sess.stop_reason, "max_tokens")
 
         class Scripted:  # draws 5, 6, then EOS
             def __init__(self):
@@ -463,6 +467,7 @@ class GenerateMatchesExample(unittest.TestCase):
         sess, sampler = dintattn.Session(model), Scripted()
         self.assertEqual(list(sess.generate_ids([tok.bos], 10, sampler, tok)), [5, 6])
         self.assertEqual((sampler.accepted, sess.pos), ([5, 6], 3))  # EOS neither yielded nor run
+        self.assertEqual(sess.stop_reason, "eos")
 
 
 class Errors(unittest.TestCase):
