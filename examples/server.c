@@ -245,13 +245,150 @@ static void usage_json(srv_buf *b, int prompt, int completion, int cached)
                    prompt, completion, prompt + completion, cached);
 }
 
+/* The prompt's ids into *ids (chat: the conversation formatted with the model's template first):
+   their count, or -1 with the error response sent. They fit the context with room for one more. */
+static int prompt_ids(server *s, int fd, const srv_params *p, char **text, int **ids)
+{
+    const int chat = p->chat;
+    dintattn_error err;
+    size_t text_len = 0;
+    char msg[320];
+    int n_ids, k;
+    if (chat) {
+        if (dintattn_chat_format(s->model, p->msgs, p->n_msgs, 1, NULL, 0, &text_len, &err))
+            return send_error(fd, 400, err.message, "messages", NULL, NULL), -1;
+        *text = (char *)malloc(text_len + 1);
+        if (!*text || dintattn_chat_format(s->model, p->msgs, p->n_msgs, 1, *text, text_len + 1, &text_len, &err))
+            return send_error(fd, 500, "cannot format the conversation", NULL, NULL, NULL), -1;
+    }
+    n_ids = tg_encode(s->tok, chat ? *text : p->prompt, chat ? text_len : p->prompt_len, ids, &err);
+    if (n_ids < 0)
+        return send_error(fd, 500, err.code == DINTATTN_ERR_NOMEM ? "out of memory" : "cannot encode the prompt", NULL, NULL,
+                          NULL), -1;
+    if (n_ids == 0)
+        return send_error(fd, 400, "the prompt is empty and the model has no BOS token to start from",
+                          chat ? "messages" : "prompt", NULL, NULL), -1;
+    if (n_ids >= s->n_ctx) {
+        snprintf(msg, sizeof msg,
+                 "This model's maximum context length is %d tokens. However, your prompt has %d tokens "
+                 "(and at least one more must fit to generate).",
+                 s->n_ctx, n_ids);
+        return send_error(fd, 400, msg, chat ? "messages" : "prompt", "context_length_exceeded", NULL), -1;
+    }
+    for (k = 0; k < n_ids; k++)
+        if ((*ids)[k] < 0 || (*ids)[k] >= s->V)
+            return send_error(fd, 500, "the tokenizer produced an id outside the model's vocabulary", NULL, NULL, NULL), -1;
+    return n_ids;
+}
+
+/* The event stream's HTTP head and, for chat, the first chunk, which names the role. */
+static void open_stream(gen *g)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                               "Connection: close\r\n\r\n";
+    if (send_all(g->fd, head, sizeof head - 1)) g->gone = 1;
+    if (g->chat && !g->gone) {
+        srv_buf b;
+        memset(&b, 0, sizeof b);
+        chunk_head(g, &b);
+        srv_buf_str(&b, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+                        "\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+        if (b.nomem || send_all(g->fd, b.p, b.len)) g->gone = 1;
+        srv_buf_free(&b);
+    }
+}
+
+/* Samples from the session's logits into g->out (streamed as it grows when g->stream) until an EOS
+   id, a stop string, max_tokens or the context's end; *n_gen counts the tokens. Returns the finish
+   reason: "stop" or "length". */
+static const char *generate(gen *g, dintattn_sampler *smp, int n_ids, int max_tokens, int *n_gen)
+{
+    server *s = g->s;
+    dintattn_error err;
+    for (;;) {
+        int next;
+        size_t len, at, before = g->out.len;
+        const char *bytes;
+        if (*n_gen >= max_tokens || n_ids + *n_gen >= s->n_ctx) break; /* prompt + completion fit the context */
+        if (client_gone(g->fd)) g->gone = 1;
+        if (g->gone) break;
+        next = dintattn_sampler_sample(smp, s->logits);
+        if (dintattn_tokenizer_is_eos(s->tok, next)) return "stop";
+        ++*n_gen;
+        dintattn_sampler_accept(smp, next);
+        bytes = dintattn_tokenizer_token(s->tok, next, &len);
+        if (bytes) srv_buf_add(&g->out, bytes, len);
+        if (g->out.nomem) {
+            g->gone = 1;
+            break;
+        }
+        /* a new stop string ends in this token's bytes, and not before what was streamed (tails
+           that could begin one are held back) */
+        at = tg_stops_find_new(&g->stops, g->out.p, g->out.len, before, g->sent);
+        if (at != (size_t)-1) {
+            g->out.len = at;
+            return "stop";
+        }
+        if (g->stream) stream_text(g, tg_stops_safe_end(&g->stops, g->out.p, g->out.len), NULL);
+        if (dintattn_session_pos(s->sess) >= s->n_ctx) break; /* not reached: the check above ends first */
+        if (tg_cache_decode(&s->cache, s->sess, next, s->logits, &err)) {
+            fprintf(stderr, "server: decode: %s\n", err.message);
+            break;
+        }
+    }
+    return "length";
+}
+
+/* The end of a stream: the held tail, the finish reason, the usage if asked for, [DONE]. */
+static void close_stream(gen *g, const char *finish, int include_usage, int n_ids, int n_gen, int reused)
+{
+    stream_text(g, g->out.len, NULL); /* the held tail, unfinished characters as U+FFFD */
+    stream_text(g, g->out.len, finish);
+    if (include_usage && !g->gone) {
+        srv_buf b;
+        memset(&b, 0, sizeof b);
+        chunk_head(g, &b);
+        srv_buf_str(&b, ",\"choices\":[],");
+        usage_json(&b, n_ids, n_gen, reused);
+        srv_buf_str(&b, "}\n\n");
+        if (b.nomem || send_all(g->fd, b.p, b.len)) g->gone = 1;
+        srv_buf_free(&b);
+    }
+    if (!g->gone && send_all(g->fd, "data: [DONE]\n\n", 14)) g->gone = 1;
+}
+
+/* The whole completion as one JSON response. */
+static void send_completion(gen *g, const char *finish, int n_ids, int n_gen, int reused)
+{
+    srv_buf b;
+    const char *text = g->out.p ? g->out.p : "";
+    memset(&b, 0, sizeof b);
+    srv_buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->id,
+                   g->chat ? "chat.completion" : "text_completion", g->created);
+    srv_buf_json_str(&b, g->s->model_id, strlen(g->s->model_id));
+    srv_buf_str(&b, ",\"choices\":[{\"index\":0,");
+    if (g->chat) {
+        srv_buf_str(&b, "\"message\":{\"role\":\"assistant\",\"content\":");
+        srv_buf_json_str(&b, text, g->out.len);
+        srv_buf_str(&b, "}");
+    } else {
+        srv_buf_str(&b, "\"text\":");
+        srv_buf_json_str(&b, text, g->out.len);
+    }
+    srv_buf_printf(&b, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
+    usage_json(&b, n_ids, n_gen, reused);
+    srv_buf_str(&b, "}\n");
+    if (b.nomem) send_error(g->fd, 500, "out of memory", NULL, NULL, NULL);
+    else if (send_response(g->fd, 200, "application/json", NULL, b.p, b.len)) g->gone = 1;
+    srv_buf_free(&b);
+}
+
 static void handle_generate(server *s, int fd, const char *body, size_t body_len, int chat)
 {
     srv_params p;
     char msg[320];
-    const char *param = NULL, *finish = "length";
+    const char *param = NULL, *finish;
     char *text = NULL;
-    size_t text_len = 0;
     int *ids = NULL, n_ids, reused, n_gen = 0, max_tokens, k;
     dintattn_sampler *smp = NULL;
     dintattn_sampler_options so;
@@ -264,40 +401,7 @@ static void handle_generate(server *s, int fd, const char *body, size_t body_len
         send_error(fd, 400, msg, param, NULL, NULL);
         goto done;
     }
-    if (chat) {
-        if (dintattn_chat_format(s->model, p.msgs, p.n_msgs, 1, NULL, 0, &text_len, &err)) {
-            send_error(fd, 400, err.message, "messages", NULL, NULL);
-            goto done;
-        }
-        text = (char *)malloc(text_len + 1);
-        if (!text || dintattn_chat_format(s->model, p.msgs, p.n_msgs, 1, text, text_len + 1, &text_len, &err)) {
-            send_error(fd, 500, "cannot format the conversation", NULL, NULL, NULL);
-            goto done;
-        }
-    }
-    n_ids = tg_encode(s->tok, chat ? text : p.prompt, chat ? text_len : p.prompt_len, &ids, &err);
-    if (n_ids < 0) {
-        send_error(fd, 500, err.code == DINTATTN_ERR_NOMEM ? "out of memory" : "cannot encode the prompt", NULL, NULL, NULL);
-        goto done;
-    }
-    if (n_ids == 0) {
-        send_error(fd, 400, "the prompt is empty and the model has no BOS token to start from", chat ? "messages" : "prompt",
-                   NULL, NULL);
-        goto done;
-    }
-    if (n_ids >= s->n_ctx) {
-        snprintf(msg, sizeof msg,
-                 "This model's maximum context length is %d tokens. However, your prompt has %d tokens "
-                 "(and at least one more must fit to generate).",
-                 s->n_ctx, n_ids);
-        send_error(fd, 400, msg, chat ? "messages" : "prompt", "context_length_exceeded", NULL);
-        goto done;
-    }
-    for (k = 0; k < n_ids; k++)
-        if (ids[k] < 0 || ids[k] >= s->V) {
-            send_error(fd, 500, "the tokenizer produced an id outside the model's vocabulary", NULL, NULL, NULL);
-            goto done;
-        }
+    if ((n_ids = prompt_ids(s, fd, &p, &text, &ids)) < 0) goto done;
     /* sampling: OpenAI's temperature and top_p; top_p 0 is greedy; no other filters */
     memset(&so, 0, sizeof so);
     so.temperature = p.top_p > 0 ? (float)p.temperature : 0.0f;
@@ -322,92 +426,10 @@ static void handle_generate(server *s, int fd, const char *body, size_t body_len
     g.stream = p.stream;
     g.created = (long long)time(NULL);
     snprintf(g.id, sizeof g.id, "%s-%llu", chat ? "chatcmpl" : "cmpl", s->n_requests);
-    if (g.stream) {
-        static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                                   "Connection: close\r\n\r\n";
-        if (send_all(fd, head, sizeof head - 1)) g.gone = 1;
-        if (chat && !g.gone) { /* the first chunk names the role */
-            srv_buf b;
-            memset(&b, 0, sizeof b);
-            chunk_head(&g, &b);
-            srv_buf_str(&b, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
-                            "\"logprobs\":null,\"finish_reason\":null}]}\n\n");
-            if (b.nomem || send_all(fd, b.p, b.len)) g.gone = 1;
-            srv_buf_free(&b);
-        }
-    }
-    /* generate: sample, stop at an EOS id, a stop string, max_tokens or the context's end */
-    for (;;) {
-        int next;
-        size_t len, at, before = g.out.len;
-        const char *bytes;
-        if (n_gen >= max_tokens || n_ids + n_gen >= s->n_ctx) break; /* prompt + completion fit the context */
-        if (client_gone(fd)) g.gone = 1;
-        if (g.gone) break;
-        next = dintattn_sampler_sample(smp, s->logits);
-        if (dintattn_tokenizer_is_eos(s->tok, next)) {
-            finish = "stop";
-            break;
-        }
-        n_gen++;
-        dintattn_sampler_accept(smp, next);
-        bytes = dintattn_tokenizer_token(s->tok, next, &len);
-        if (bytes) srv_buf_add(&g.out, bytes, len);
-        if (g.out.nomem) {
-            g.gone = 1;
-            break;
-        }
-        /* a new stop string ends in this token's bytes, and not before what was streamed (tails
-           that could begin one are held back) */
-        at = tg_stops_find_new(&g.stops, g.out.p, g.out.len, before, g.sent);
-        if (at != (size_t)-1) {
-            g.out.len = at;
-            finish = "stop";
-            break;
-        }
-        if (g.stream) stream_text(&g, tg_stops_safe_end(&g.stops, g.out.p, g.out.len), NULL);
-        if (dintattn_session_pos(s->sess) >= s->n_ctx) break; /* not reached: the check above ends first */
-        if (tg_cache_decode(&s->cache, s->sess, next, s->logits, &err)) {
-            fprintf(stderr, "server: decode: %s\n", err.message);
-            break;
-        }
-    }
-    if (g.stream) {
-        stream_text(&g, g.out.len, NULL); /* the held tail, unfinished characters as U+FFFD */
-        stream_text(&g, g.out.len, finish);
-        if (p.include_usage && !g.gone) {
-            srv_buf b;
-            memset(&b, 0, sizeof b);
-            chunk_head(&g, &b);
-            srv_buf_str(&b, ",\"choices\":[],");
-            usage_json(&b, n_ids, n_gen, reused);
-            srv_buf_str(&b, "}\n\n");
-            if (b.nomem || send_all(fd, b.p, b.len)) g.gone = 1;
-            srv_buf_free(&b);
-        }
-        if (!g.gone && send_all(fd, "data: [DONE]\n\n", 14)) g.gone = 1;
-    } else if (!g.gone) {
-        srv_buf b;
-        memset(&b, 0, sizeof b);
-        srv_buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g.id,
-                       chat ? "chat.completion" : "text_completion", g.created);
-        srv_buf_json_str(&b, s->model_id, strlen(s->model_id));
-        srv_buf_str(&b, ",\"choices\":[{\"index\":0,");
-        if (chat) {
-            srv_buf_str(&b, "\"message\":{\"role\":\"assistant\",\"content\":");
-            srv_buf_json_str(&b, g.out.p ? g.out.p : "", g.out.len);
-            srv_buf_str(&b, "}");
-        } else {
-            srv_buf_str(&b, "\"text\":");
-            srv_buf_json_str(&b, g.out.p ? g.out.p : "", g.out.len);
-        }
-        srv_buf_printf(&b, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
-        usage_json(&b, n_ids, n_gen, reused);
-        srv_buf_str(&b, "}\n");
-        if (b.nomem) send_error(fd, 500, "out of memory", NULL, NULL, NULL);
-        else if (send_response(fd, 200, "application/json", NULL, b.p, b.len)) g.gone = 1;
-        srv_buf_free(&b);
-    }
+    if (g.stream) open_stream(&g);
+    finish = generate(&g, smp, n_ids, max_tokens, &n_gen);
+    if (g.stream) close_stream(&g, finish, p.include_usage, n_ids, n_gen, reused);
+    else if (!g.gone) send_completion(&g, finish, n_ids, n_gen, reused);
     fprintf(stderr, "server: %s %s: prompt %d tokens (%d cached), generated %d, finish %s, %.0f ms%s\n",
             chat ? "chat" : "completion", g.stream ? "stream" : "json", n_ids, reused, n_gen, finish,
             (now() - t0) * 1e3, g.gone ? ", client gone" : "");
