@@ -348,6 +348,111 @@ done:
     return rc;
 }
 
+/* --save: the file's header and the ids, before the logits score_windows appends. The open file,
+   or NULL (printed). */
+static FILE *open_save(const char *path, const int *ids, int n, int V, int window)
+{
+    unsigned char h[LOGITS_HEADER];
+    int32_t *le = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    FILE *save;
+    int i;
+    if (!(save = fopen(path, "wb"))) {
+        free(le);
+        cli_fail(path, strerror(errno));
+        return NULL;
+    }
+    memcpy(h, LOGITS_MAGIC, 8);
+    put_u32(h + 8, LOGITS_VERSION), put_u32(h + 12, (uint32_t)n), put_u32(h + 16, (uint32_t)V);
+    put_u32(h + 20, (uint32_t)window);
+    if (le) {
+        for (i = 0; i < n; i++) le[i] = ids[i];
+        le32_words(le, (size_t)n);
+    }
+    if (!le || fwrite(h, 1, sizeof h, save) != sizeof h || fwrite(le, 4, (size_t)n, save) != (size_t)n) {
+        free(le);
+        fclose(save);
+        remove(path); /* not a file that looks whole */
+        cli_fail(path, "cannot write");
+        return NULL;
+    }
+    free(le);
+    return save;
+}
+
+/* --kl: how this run's distributions differ from the saved ones, as a table or JSON. */
+static void report_kl(const args *a, const kl_stats *kl, int n, int window, srv_buf *out)
+{
+    const double m = kl->n_rows ? (double)kl->n_rows : 1;
+    if (a->json) {
+        srv_buf_printf(out, "{\"n_tokens\": %d, \"n_scored\": %lld, \"window\": %d, \"kl_mean\": ", n, kl->n_rows, window);
+        json_num(out, kl->sum_kl / m);
+        srv_buf_str(out, ", \"kl_max\": ");
+        json_num(out, kl->max_kl);
+        srv_buf_printf(out, ", \"kl_max_at\": %d, \"top1_same\": %lld, \"top1_agreement\": ", kl->max_at, kl->n_same_top);
+        json_num(out, kl->n_same_top / m);
+        srv_buf_str(out, ", \"logit_rms_diff\": ");
+        json_num(out, sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
+        srv_buf_str(out, ", \"ppl_saved\": ");
+        json_num(out, exp(kl->nll_saved / m));
+        srv_buf_str(out, ", \"ppl\": ");
+        json_num(out, exp(kl->nll_run / m));
+        srv_buf_str(out, "}\n");
+    } else {
+        srv_buf_printf(out, "KL(saved || this run), over %lld scored tokens: mean %.6g, max %.6g (the token after %d)\n",
+                       kl->n_rows, kl->sum_kl / m, kl->max_kl, kl->max_at);
+        srv_buf_printf(out, "top-1 agreement: %.4f (%lld of %lld)\n", kl->n_same_top / m, kl->n_same_top, kl->n_rows);
+        srv_buf_printf(out, "RMS of the logit difference: %.6g\n",
+                       sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
+        srv_buf_printf(out, "perplexity: saved %.4f, this run %.4f\n", exp(kl->nll_saved / m), exp(kl->nll_run / m));
+    }
+}
+
+/* --json: every token with its log-probability, then the totals. */
+static void report_json(const dintattn_tokenizer *tok, const int *ids, const float *lp, int n, int bos_first, int window,
+                        int n_windows, double nll, srv_buf *out)
+{
+    int i;
+    srv_buf_printf(out, "{\"n_tokens\": %d, \"n_scored\": %d, \"bos_first\": %s, \"window\": %d, \"n_windows\": %d, "
+                        "\"tokens\": [", n, n - 1, bos_first ? "true" : "false", window, n_windows);
+    for (i = 0; i < n; i++) {
+        size_t len = 0;
+        const char *s = tok ? dintattn_tokenizer_token(tok, ids[i], &len) : NULL;
+        srv_buf_printf(out, "%s{\"id\": %d, \"text\": ", i ? ", " : "", ids[i]);
+        if (s) srv_buf_json_str(out, s, len);
+        else srv_buf_str(out, "null");
+        srv_buf_str(out, ", \"logprob\": ");
+        if (i == 0) srv_buf_str(out, "null");
+        else if (isfinite(lp[i])) srv_buf_printf(out, "%.9g", lp[i]);
+        else srv_buf_str(out, "null");
+        srv_buf_str(out, "}");
+    }
+    srv_buf_str(out, "], \"total_nll\": ");
+    json_num(out, nll);
+    srv_buf_str(out, ", \"mean_nll\": ");
+    json_num(out, nll / (n - 1));
+    srv_buf_str(out, ", \"perplexity\": ");
+    json_num(out, exp(nll / (n - 1)));
+    srv_buf_str(out, "}\n");
+}
+
+/* The table: one line per token (printed directly), then the totals into out. Returns 0, or 1 (printed). */
+static int report_table(const dintattn_tokenizer *tok, const int *ids, const float *lp, int n, int bos_first, double nll,
+                        srv_buf *out)
+{
+    int i;
+    if (flush_buf(out)) return 1;
+    printf("%6s %8s %10s  %s\n", "i", "id", "logprob", "token");
+    for (i = 0; i < n; i++) {
+        if (i == 0) printf("%6d %8d %10s  ", i, ids[i], "-");
+        else printf("%6d %8d %10.4f  ", i, ids[i], lp[i]);
+        print_token(tok, ids[i]);
+        putchar('\n');
+    }
+    srv_buf_printf(out, "tokens: %d (%d scored%s) | total NLL %.4f | mean NLL %.4f | perplexity %.4f\n", n, n - 1,
+                   bos_first ? ", BOS first" : "", nll, nll / (n - 1), exp(nll / (n - 1)));
+    return 0;
+}
+
 static int run_text(const args *a, const dintattn_model *model, const dintattn_tokenizer *tok, int C)
 {
     const int V = dintattn_model_config(model)->vocab_size;
@@ -376,28 +481,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
     }
     window = n < C ? n : C;
     n_windows = n <= C ? 1 : 1 + (n - C + (C - 2)) / (C - 1);
-    if (a->save) {
-        unsigned char h[LOGITS_HEADER];
-        int32_t *le = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
-        if (!(save = fopen(a->save, "wb"))) {
-            free(le);
-            cli_fail(a->save, strerror(errno));
-            goto done;
-        }
-        memcpy(h, LOGITS_MAGIC, 8);
-        put_u32(h + 8, LOGITS_VERSION), put_u32(h + 12, (uint32_t)n), put_u32(h + 16, (uint32_t)V);
-        put_u32(h + 20, (uint32_t)window);
-        if (le) {
-            for (i = 0; i < n; i++) le[i] = ids[i];
-            le32_words(le, (size_t)n);
-        }
-        if (!le || fwrite(h, 1, sizeof h, save) != sizeof h || fwrite(le, 4, (size_t)n, save) != (size_t)n) {
-            free(le);
-            cli_fail(a->save, "cannot write");
-            goto done;
-        }
-        free(le);
-    }
+    if (a->save && !(save = open_save(a->save, ids, n, V, window))) goto done;
     if (a->kl && !(saved = open_saved(a->kl, ids, n, V, window))) goto done;
     if (!(lp = (float *)malloc(sizeof(float) * (size_t)n))) {
         cli_fail("out of memory", NULL);
@@ -421,65 +505,9 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
                         "from an empty cache starting with the previous window's last token\n", n, C, n_windows, C);
     fprintf(stderr, "score: %d tokens in %.2f s (%.1f tok/s) | kernels %s\n", n, t1 - t0, n / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
             dintattn_kernels_name(dintattn_session_kernels(sess)));
-
-    if (a->kl) {
-        const double m = kl.n_rows ? (double)kl.n_rows : 1;
-        if (a->json) {
-            srv_buf_printf(&out, "{\"n_tokens\": %d, \"n_scored\": %lld, \"window\": %d, \"kl_mean\": ", n, kl.n_rows, window);
-            json_num(&out, kl.sum_kl / m);
-            srv_buf_str(&out, ", \"kl_max\": ");
-            json_num(&out, kl.max_kl);
-            srv_buf_printf(&out, ", \"kl_max_at\": %d, \"top1_same\": %lld, \"top1_agreement\": ", kl.max_at, kl.n_same_top);
-            json_num(&out, kl.n_same_top / m);
-            srv_buf_str(&out, ", \"logit_rms_diff\": ");
-            json_num(&out, sqrt(kl.sum_sq_diff / (kl.n_values ? (double)kl.n_values : 1)));
-            srv_buf_str(&out, ", \"ppl_saved\": ");
-            json_num(&out, exp(kl.nll_saved / m));
-            srv_buf_str(&out, ", \"ppl\": ");
-            json_num(&out, exp(kl.nll_run / m));
-            srv_buf_str(&out, "}\n");
-        } else {
-            srv_buf_printf(&out, "KL(saved || this run), over %lld scored tokens: mean %.6g, max %.6g (the token after %d)\n",
-                           kl.n_rows, kl.sum_kl / m, kl.max_kl, kl.max_at);
-            srv_buf_printf(&out, "top-1 agreement: %.4f (%lld of %lld)\n", kl.n_same_top / m, kl.n_same_top, kl.n_rows);
-            srv_buf_printf(&out, "RMS of the logit difference: %.6g\n",
-                           sqrt(kl.sum_sq_diff / (kl.n_values ? (double)kl.n_values : 1)));
-            srv_buf_printf(&out, "perplexity: saved %.4f, this run %.4f\n", exp(kl.nll_saved / m), exp(kl.nll_run / m));
-        }
-    } else if (a->json) {
-        srv_buf_printf(&out, "{\"n_tokens\": %d, \"n_scored\": %d, \"bos_first\": %s, \"window\": %d, \"n_windows\": %d, "
-                             "\"tokens\": [", n, n - 1, bos_first ? "true" : "false", window, n_windows);
-        for (i = 0; i < n; i++) {
-            size_t len = 0;
-            const char *s = tok ? dintattn_tokenizer_token(tok, ids[i], &len) : NULL;
-            srv_buf_printf(&out, "%s{\"id\": %d, \"text\": ", i ? ", " : "", ids[i]);
-            if (s) srv_buf_json_str(&out, s, len);
-            else srv_buf_str(&out, "null");
-            srv_buf_str(&out, ", \"logprob\": ");
-            if (i == 0) srv_buf_str(&out, "null");
-            else if (isfinite(lp[i])) srv_buf_printf(&out, "%.9g", lp[i]);
-            else srv_buf_str(&out, "null");
-            srv_buf_str(&out, "}");
-        }
-        srv_buf_str(&out, "], \"total_nll\": ");
-        json_num(&out, nll);
-        srv_buf_str(&out, ", \"mean_nll\": ");
-        json_num(&out, nll / (n - 1));
-        srv_buf_str(&out, ", \"perplexity\": ");
-        json_num(&out, exp(nll / (n - 1)));
-        srv_buf_str(&out, "}\n");
-    } else {
-        if (flush_buf(&out)) goto done;
-        printf("%6s %8s %10s  %s\n", "i", "id", "logprob", "token");
-        for (i = 0; i < n; i++) {
-            if (i == 0) printf("%6d %8d %10s  ", i, ids[i], "-");
-            else printf("%6d %8d %10.4f  ", i, ids[i], lp[i]);
-            print_token(tok, ids[i]);
-            putchar('\n');
-        }
-        srv_buf_printf(&out, "tokens: %d (%d scored%s) | total NLL %.4f | mean NLL %.4f | perplexity %.4f\n", n, n - 1,
-                       bos_first ? ", BOS first" : "", nll, nll / (n - 1), exp(nll / (n - 1)));
-    }
+    if (a->kl) report_kl(a, &kl, n, window, &out);
+    else if (a->json) report_json(tok, ids, lp, n, bos_first, window, n_windows, nll, &out);
+    else if (report_table(tok, ids, lp, n, bos_first, nll, &out)) goto done;
     if (flush_buf(&out)) goto done;
     rc = 0;
 done:
