@@ -357,7 +357,8 @@ CLI_FN dintattn_result cli_load_model(const char *path, dintattn_weights weights
 
 /* The tokenizer of --tokenizer, else the model's own, into *tok. When optional and the model has
    none (and no --tokenizer was given), *tok is NULL and that is no error. Returns 0, or 1
-   (printed: "PROG: MODEL: why", or "PROG: --tokenizer FILE: why (the kinds of file it takes)"). */
+   (printed: "PROG: MODEL: why", or "PROG: --tokenizer FILE: why (the kinds of file it takes)"); a
+   --tokenizer file that loads is reported on stderr with the kind of file it was read as. */
 CLI_FN int cli_load_tokenizer(const cli_engine *e, const dintattn_model *model, int optional, dintattn_tokenizer **tok)
 {
     dintattn_error err;
@@ -370,6 +371,8 @@ CLI_FN int cli_load_tokenizer(const cli_engine *e, const dintattn_model *model, 
             return 1;
         }
         if (!optional) return cli_fail(e->model, err.message);
+    } else if (e->tokenizer) { /* the option takes three kinds of file: say which this one was */
+        fprintf(stderr, CLI_PROG ": --tokenizer %s: read as a %s\n", e->tokenizer, dintattn_tokenizer_source(*tok));
     }
     return 0;
 }

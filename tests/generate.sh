@@ -188,9 +188,11 @@ grep -q -- "--threads T .*" "$tmp/help" && grep -q "(1 to 256, default 2)" "$tmp
 grep -q "a tiktoken rank file," "$tmp/help" && grep -q "or a model file" "$tmp/help" && ok || bad "--help: --tokenizer kinds"
 # --tokenizer reads a model file's tokenizer (the same text as the model's own); a file of no
 # kind it takes names the kinds
-"$bin" $model -p "And God said" -n 4 --temp 0 --tokenizer $model >"$tmp/tm" 2>/dev/null &&
+"$bin" $model -p "And God said" -n 4 --temp 0 --tokenizer $model >"$tmp/tm" 2>"$tmp/tm_err" &&
     "$bin" $model -p "And God said" -n 4 --temp 0 >"$tmp/tm0" 2>/dev/null && cmp -s "$tmp/tm" "$tmp/tm0" && ok ||
     bad "--tokenizer MODEL differs from the model's own"
+grep -q "^generate: --tokenizer $model: read as a model file$" "$tmp/tm_err" && ok ||
+    bad "--tokenizer MODEL does not say it read a model file: $(cat "$tmp/tm_err")"
 expect_error "--tokenizer of a text file" $model -p hi --tokenizer README.md
 grep -q "^generate: --tokenizer README.md: .*(it takes a tiktoken rank file, a tokenizer file of tools/convert.py --format tokenizer, or a model file that carries a tokenizer)$" "$tmp/err" &&
     ok || bad "--tokenizer README.md: $(cat "$tmp/err")"
