@@ -1,4 +1,4 @@
-/* dintattn.h v0.1.0 -- differential-attention LLM inference on a CPU, in one C header.
+/* dintattn.h v0.2.0 -- differential-attention LLM inference on a CPU, in one C header.
    MIT license (see the end of this file).
 
    Runs decoder LLMs built on DIFF, DINT, Shared-DIFF and Grouped-DIFF attention (and standard
@@ -65,7 +65,7 @@
 
 #include <stddef.h>
 
-#define DINTATTN_VERSION "0.1.0"
+#define DINTATTN_VERSION "0.2.0"
 
 #if defined(DINTATTN_STATIC) && defined(__GNUC__)
 #define DINTATTN_API static __attribute__((unused)) /* a program need not call every function */
