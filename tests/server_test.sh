@@ -78,6 +78,7 @@ is_error() { # is_error STATUS WANT [PARAM]: the status and an OpenAI-style JSON
     [ "$1" = "$2" ] && [ "$(get error.type)" = invalid_request_error ] && [ -n "$(get error.message)" ] &&
         { [ -z "$3" ] || [ "$(get error.param)" = "$3" ]; }
 }
+said() { [ "$(get error.message)" = "$1" ]; } # said MESSAGE: the last error response's message is exactly MESSAGE
 
 start_server "$tmp/server.log" "$model" || { echo "server: 0 passed, 1 failed"; exit 1; }
 url="http://127.0.0.1:$port"
@@ -167,11 +168,17 @@ check "chat: the second turn from an empty session says the same" '[ ${#R2} -gt 
 
 # --- hostile requests ---------------------------------------------------------------------------
 st=$(post /v1/completions '{"prompt": "x",')
-check "malformed JSON: 400" 'is_error "$st" 400'
+check "malformed JSON: 400 saying where" 'is_error "$st" 400 && said "the body is not valid JSON: expected a key at byte 15"'
+st=$(post /v1/completions '{"prompt":"x","prompt":"y"}')
+check "a repeated key: 400 naming it" 'is_error "$st" 400 && said "the body is not valid JSON: duplicate key \"prompt\""'
 st=$(post /v1/completions '[1,2]')
-check "a body that is no object: 400" 'is_error "$st" 400'
+check "a body that is no object: 400" 'is_error "$st" 400 && said "the body must be a JSON object"'
 st=$(post /v1/completions '{"prompt":"x","max_tokens":"x"}')
-check "max_tokens \"x\": 400 naming it" 'is_error "$st" 400 max_tokens'
+check "max_tokens \"x\": 400 naming it" 'is_error "$st" 400 max_tokens && said "'"'max_tokens'"' must be an integer of at least 1"'
+st=$(post /v1/completions '{"prompt":"x","max_tokens":2.0}')
+check "max_tokens 2.0: 400 (an integer is written without a fraction)" 'is_error "$st" 400 max_tokens'
+st=$(post /v1/completions '{"prompt":"x","stop":["a",1]}')
+check "a stop list with a number: 400 naming it" 'is_error "$st" 400 stop && said "'"'stop'"' must be a string or a list of strings"'
 st=$(post /v1/chat/completions '{"messages":3}')
 check "messages 3: 400 naming it" 'is_error "$st" 400 messages'
 st=$(post /v1/completions '{"prompt":"x","temperature":-1}')
@@ -183,7 +190,7 @@ check "n 2: 400" 'is_error "$st" 400 n'
 st=$(post /v1/completions '{"max_tokens":3}')
 check "no prompt: 400" 'is_error "$st" 400 prompt'
 st=$(post /v1/chat/completions '{"messages":[{"role":"user","content":7}]}')
-check "content 7: 400" 'is_error "$st" 400 messages'
+check "content 7: 400" 'is_error "$st" 400 messages && said "messages[0].content must be a string or a list of text parts"'
 head -c 2000000 /dev/zero | tr '\0' 'a' >"$tmp/big"
 st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 30 --data-binary @"$tmp/big" "$url/v1/completions")
 check "a 2 MB body: 413" 'is_error "$st" 413'
