@@ -10,8 +10,9 @@
    session and the ids it holds stay between requests: a prompt that starts with them (a
    conversation extending the previous one) prefills only its new tokens.
 
-   The HTTP layer is ours (examples/server_http.h: request parser, JSON body reader and string
-   escaping, fuzzed by fuzz/fuzz_http.c); POSIX sockets only. `--port 0` takes a free port; the
+   The HTTP layer is ours (examples/server_http.h: request parser and JSON body reader;
+   examples/strbuf.h: the replies' string escaping; both fuzzed by fuzz/fuzz_http.c); POSIX
+   sockets only. `--port 0` takes a free port; the
    line "server: listening on http://HOST:PORT" on stderr tells which. */
 #define _POSIX_C_SOURCE 200809L
 #define DINTATTN_IMPLEMENTATION

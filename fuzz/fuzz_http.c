@@ -1,5 +1,5 @@
-/* libFuzzer harness: examples/server's byte-level layer (examples/server_http.h), no sockets and
-   no model. The first byte picks the mode (the rest is the input):
+/* libFuzzer harness: examples/server's byte-level layer (examples/server_http.h and the string
+   helpers of examples/strbuf.h), no sockets and no model. The first byte picks the mode (the rest is the input):
      0: an HTTP request: srv_http_parse; when the head is whole and the body is there, the body is
         read as the JSON of the endpoint the path names (as the server would)
      1: a /v1/completions body, 2: a /v1/chat/completions body (srv_parse_params)
