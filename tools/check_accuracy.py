@@ -9,7 +9,6 @@ For each family it writes a random model (tools/make_model.py), computes referen
 per run, the largest error as a fraction of the tolerance 1e-4 * max(1, max |logit|) of its row:
 a value below 1 passes. Models and logits go to a temporary directory.
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
+import cli  # noqa: E402
 import make_model  # noqa: E402
 import reference  # noqa: E402
 
@@ -52,13 +52,17 @@ def run_c(model, ids, mode, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", choices=SIZES, default="small")
-    ap.add_argument("--family", nargs="*", choices=FAMILIES, default=list(FAMILIES))
-    ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="bf16")
-    ap.add_argument("--tokens", type=int, default=0, help="prompt length (default: the context)")
-    ap.add_argument("--modes", default="prefill,decode,chunk")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = cli.parser(__doc__, ["make examples/logits && /usr/bin/python3 tools/check_accuracy.py --size small "
+                              "--family dint diff --tokens 32"], full=True)
+    ap.add_argument("--size", choices=SIZES, default="small", help="the random models' shape")
+    ap.add_argument("--family", nargs="*", choices=FAMILIES, default=list(FAMILIES),
+                    help="the attention families to check (default: all)")
+    ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="bf16", help="the models' weight type")
+    ap.add_argument("--tokens", type=int, default=0,
+                    help="prompt length, 1 to the context; 0 (the default) = the context")
+    ap.add_argument("--modes", default="prefill,decode,chunk",
+                    help="comma-separated examples/logits modes among prefill, decode, chunk")
+    ap.add_argument("--seed", type=int, default=0, help="the random weights' seed (any integer)")
     a = ap.parse_args()
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:

@@ -86,6 +86,7 @@ V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 
 from layouts import ConvertError  # noqa: E402  (shared with the layout modules)
+import cli  # noqa: E402
 import safetensors_io  # noqa: E402  (tools/safetensors_io.py: the tools' one safetensors reader/writer)
 
 
@@ -1515,8 +1516,9 @@ def detect_format(source):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/convert.py ~/models/Motif-2.6B motif.safetensors --dtype bf16",
+                              "/usr/bin/python3 tools/convert.py diff.pt diff.safetensors --format unilm --unilm-heads 8",
+                              "/usr/bin/python3 tools/convert.py tokenizer.json tok.safetensors --format tokenizer"])
     ap.add_argument("source", help="HF model directory, .safetensors, PyTorch state dict or llama2.c checkpoint")
     ap.add_argument("out", help="the dintattn model file to write")
     ap.add_argument("--format", default="auto", choices=FORMATS + ["auto", "tokenizer"],

@@ -57,7 +57,6 @@ tests/nfc_check.sh compares dintattn__nfc with the npm tokenizers for every code
 --check: exit 1 (writing nothing) if the header's block differs from what would be written.
 """
 
-import argparse
 import os
 import re
 import sys
@@ -290,8 +289,10 @@ def block(version, source, rs, nfc):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("header", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+    import cli   # beside this file
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/gen_unicode.py --ucd /usr/share/unicode --nfc-npm "
+                              "$d/node_modules --check"])
+    ap.add_argument("header", nargs="?", help="the header to update (default: dintattn.h)", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                               "..", "dintattn.h"))
     ap.add_argument("--ucd", help="folder with UnicodeData.txt and PropList.txt (e.g. /usr/share/unicode)")
     ap.add_argument("--nfc-npm", metavar="NODE_MODULES", help="node_modules folder holding %s (NFC data)" % NFC_PACKAGE)

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli              # noqa: E402
 import make_model       # noqa: E402
 import safetensors_io   # noqa: E402
 
@@ -79,7 +80,12 @@ def write(path, cfg, t, chat, eos_ids=None):
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/make_chat_model.py /tmp/chat && "
+                              "examples/generate /tmp/chat/chat_think.safetensors --chat"], full=True)
+    ap.add_argument("out_dir", nargs="?", metavar="OUT_DIR",
+                    default=os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures"),
+                    help="the folder to write the three models to (default: tests/fixtures)")
+    out_dir = ap.parse_args().out_dir
     cfg, t = tensors()
     write(os.path.join(out_dir, "chat_think.safetensors"), cfg, t,
           {"roles": ROLES, "generation_prompt": "<|im_start|>assistant\n", "stop": ["<|im_end|>"]})

@@ -32,7 +32,6 @@ Usage, from anywhere (needs Debian's python3-numpy):
 With NAMEs only those models are redone. Each reference run is timed and reported.
 """
 
-import argparse
 import math
 import os
 import shutil
@@ -105,10 +104,11 @@ def write_fixture(name, blob, ids, logits):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    import cli   # beside this file
+    ap = cli.parser(__doc__, ["make build/test_extreme && /usr/bin/python3 tools/make_extreme_fixtures.py"])
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "test_extreme"),
                     help="the test program that writes the models (default: build/test_extreme)")
-    ap.add_argument("names", nargs="*", help="only these models")
+    ap.add_argument("names", nargs="*", help="only these models (default: all)")
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         raise SystemExit(f"{a.binary}: not built (make build/test_extreme)")

@@ -45,7 +45,6 @@ amount (Q4_MIN_MOVE, Q4_MAX_RMS), and BF16 of an F32 file likewise.  Seeds deriv
 names, so adding a fixture does not change the others.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -56,6 +55,7 @@ import numpy as np
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS)
+import cli  # noqa: E402
 import make_model  # noqa: E402
 import safetensors_io  # noqa: E402
 import reference  # noqa: E402  (tools/reference.py: forward(path, ids) -> float64 [N, vocab])
@@ -391,7 +391,8 @@ def contrast_model(f, weights):
 
 def main(argv=None):
     global OUT
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/make_fixtures.py --out /tmp/fx && "
+                              "diff -r /tmp/fx tests/fixtures"])
     ap.add_argument("--out", default=OUT, help="output directory (default: tests/fixtures)")
     OUT = ap.parse_args(argv).out
     os.makedirs(OUT, exist_ok=True)

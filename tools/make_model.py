@@ -56,7 +56,6 @@ rope_dim, rope_scaling, ffn_bias) is written as "version": "1.1", any other as "
 lambda_proj is drawn small (lambda_proj[i] . x_n has std ~0.8) so the sigmoid is not saturated.
 """
 
-import argparse
 import json
 import math
 import os
@@ -571,19 +570,24 @@ PRESETS.update({
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    import cli   # beside this file
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/make_model.py /tmp/dint.safetensors --preset dint",
+                              "/usr/bin/python3 tools/make_model.py /tmp/d.safetensors --preset diff "
+                              "--set rope_dim=4 --dtype bf16"])
     ap.add_argument("out", nargs="?", help="output .safetensors")
-    ap.add_argument("--config", help="config JSON object (written verbatim)")
-    ap.add_argument("--preset", choices=sorted(PRESETS))
-    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES))
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config", help="config JSON object (written verbatim); --config or --preset is needed")
+    ap.add_argument("--preset", choices=sorted(PRESETS), help="a named config")
+    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES), help="the weights' type")
+    ap.add_argument("--seed", type=int, default=0, help="the random weights' seed (any integer)")
     ap.add_argument("--head-norm-per-head", action="store_true",
                     help="head_norm.weight/bias of shape [H*dv] instead of [dv]")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                     help="set (or with an empty value, drop) a config key of the preset or "
                          "--config, e.g. --set rope_dim=4 --set shared_k=true")
-    ap.add_argument("--expand-grouped", nargs=2, metavar=("SRC", "DST"))
-    ap.add_argument("--merge-low-rank", nargs=2, metavar=("SRC", "DST"))
+    ap.add_argument("--expand-grouped", nargs=2, metavar=("SRC", "DST"),
+                    help="grouped model -> the same model with every K1/Q2/K2/V head count raised to n_heads")
+    ap.add_argument("--merge-low-rank", nargs=2, metavar=("SRC", "DST"),
+                    help="Shared-DIFF (qk_rank > 0) model -> the same model with dense projections (F32)")
     ap.add_argument("--unshare-k", nargs=2, metavar=("SRC", "DST"),
                     help="shared_k model -> the same model with wk2 a copy of wk1")
     a = ap.parse_args(argv)

@@ -32,7 +32,6 @@ activations stay finite through all the layers. Each tensor draws from its own g
 a time: memory stays at about 200 MB whatever the size.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -40,6 +39,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli  # noqa: E402
 import safetensors_io  # noqa: E402
 
 SIZES = {
@@ -199,14 +199,14 @@ def write_checkpoint(outdir, c, dtype="bf16", seed=0, shard_gb=5.0, log=None, st
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("outdir")
-    ap.add_argument("--size", choices=sorted(SIZES), required=True)
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/make_motif_checkpoint.py /tmp/motif --size 2.6b --layers 2 "
+                              "--vocab 512"])
+    ap.add_argument("outdir", help="the Hugging Face directory to write")
+    ap.add_argument("--size", choices=sorted(SIZES), required=True, help="the real model whose shapes to use")
     ap.add_argument("--layers", type=int, default=None, help="num_hidden_layers (default: the real depth)")
     ap.add_argument("--vocab", type=int, default=None, help="vocab_size (default %d)" % VOCAB)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dtype", choices=("bf16", "f32"), default="bf16")
+    ap.add_argument("--seed", type=int, default=0, help="the random weights' seed (any integer)")
+    ap.add_argument("--dtype", choices=("bf16", "f32"), default="bf16", help="the shards' weight type")
     ap.add_argument("--shard-gb", type=float, default=5.0, help="largest shard, in 10^9 bytes (default 5)")
     ap.add_argument("--std", type=float, default=0.02,
                     help="standard deviation of the weight matrices (default 0.02)")

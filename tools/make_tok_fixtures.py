@@ -64,6 +64,7 @@ import regex
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import cli  # noqa: E402
 import make_model  # noqa: E402
 import safetensors_io  # noqa: E402
 
@@ -393,11 +394,15 @@ def toy_ranks():
 
 
 def main():
-    write_pretok(os.path.join(FIX, "pretok.txt"))
-    write_families(os.path.join(FIX, "pretok_families.txt"))
-    write_regex_random(os.path.join(FIX, "regex_random.txt"))
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/make_tok_fixtures.py && git diff --stat tests/fixtures"])
+    ap.add_argument("--out", default=FIX, metavar="DIR",
+                    help="the folder to write the fixtures to (default: tests/fixtures)")
+    out = ap.parse_args().out
+    write_pretok(os.path.join(out, "pretok.txt"))
+    write_families(os.path.join(out, "pretok_families.txt"))
+    write_regex_random(os.path.join(out, "regex_random.txt"))
     ranks = toy_ranks()
-    with open(os.path.join(FIX, "toy.tiktoken"), "wb") as f:
+    with open(os.path.join(out, "toy.tiktoken"), "wb") as f:
         f.write(ranks)
     import numpy as np
     cfg = {"dim": 8, "n_layers": 1, "vocab_size": 310, "hidden_dim": 16, "max_seq_len": 16, "n_heads": 2,
@@ -409,7 +414,7 @@ def main():
     meta["tokenizer"] = json.dumps({"type": "tiktoken", "pattern": "cl100k",
                                     "special_tokens": {"<|endoftext|>": 300, "<|bos|>": 301},
                                     "bos_id": 301, "eos_id": 300})
-    path = os.path.join(FIX, "tok_model.safetensors")
+    path = os.path.join(out, "tok_model.safetensors")
     safetensors_io.write(path, st, meta)
     # the same tokenizer (without special tokens) in a model whose vocabulary is too small for it
     small = dict(cfg, vocab_size=280)
@@ -417,7 +422,7 @@ def main():
     st["tokenizer.ranks"] = ("U8", np.frombuffer(ranks, dtype=np.uint8))
     meta = make_model._metadata(small)
     meta["tokenizer"] = json.dumps({"type": "tiktoken", "pattern": "cl100k"})
-    safetensors_io.write(os.path.join(FIX, "tok_model_small_vocab.safetensors"), st, meta)
+    safetensors_io.write(os.path.join(out, "tok_model_small_vocab.safetensors"), st, meta)
     # the toy tokenizer with a split of its own (single digits, then GPT-2's pattern on the rest), and
     # with a pattern the matcher refuses (a lookbehind)
     for name, pattern in (("tok_model_regex", {"regex": [r"\p{N}", GPT2]}), ("tok_model_bad_pattern", {"regex": r"(?<=a)b"})):
@@ -425,7 +430,7 @@ def main():
         st["tokenizer.ranks"] = ("U8", np.frombuffer(ranks, dtype=np.uint8))
         meta = make_model._metadata(cfg)
         meta["tokenizer"] = json.dumps({"type": "tiktoken", "pattern": pattern, "special_tokens": {"<|endoftext|>": 300}})
-        safetensors_io.write(os.path.join(FIX, name + ".safetensors"), st, meta)
+        safetensors_io.write(os.path.join(out, name + ".safetensors"), st, meta)
     print("make_tok_fixtures: toy.tiktoken (%d tokens), tok_model.safetensors" % (256 + len(TOY_MERGES)))
 
 

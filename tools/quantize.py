@@ -20,17 +20,20 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_model  # noqa: E402
+import cli  # noqa: E402
 
 
 def main(argv):
-    args = [a for a in argv[1:] if a != "--q4"]
-    fmt = "q4" if len(args) < len(argv) - 1 else "q8"
-    if len(args) != 2 or any(a.startswith("-") for a in args):
-        sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
-        return 2
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/quantize.py model.safetensors model-q8.safetensors",
+                              "/usr/bin/python3 tools/quantize.py --q4 model.safetensors model-q4.safetensors"],
+                    full=True)
+    ap.add_argument("src", metavar="IN.safetensors", help="a dintattn model file (F32, F16 or BF16 weights)")
+    ap.add_argument("dst", metavar="OUT.safetensors", help="the file to write")
+    ap.add_argument("--q4", action="store_true", help="4-bit weights (Q4) instead of 8-bit (Q8, the default)")
+    a = ap.parse_args(argv[1:])
     try:
-        make_model.write_quantized_file(args[0], args[1], fmt)
+        import make_model  # numpy: only after --help, which works without it
+        make_model.write_quantized_file(a.src, a.dst, "q4" if a.q4 else "q8")
     except (OSError, ValueError, AssertionError) as e:
         sys.stderr.write("quantize: %s\n" % (e or "not a model with finite weights"))
         return 1

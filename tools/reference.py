@@ -596,13 +596,25 @@ def forward(model, ids, return_attn=False, kv="f32", return_terms=False):
 
 
 def main(argv):
-    if len(argv) != 4:
-        sys.stderr.write(__doc__)
-        return 2
-    ids = [int(s) for s in argv[2].split(",") if s.strip()]
-    logits = forward(argv[1], ids)
-    with open(argv[3], "wb") as f:
-        f.write(np.ascontiguousarray(logits, dtype="<f4").tobytes())
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cli   # the command line only: the math above imports nothing of the tools
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/reference.py tests/fixtures/conv_dint_grouped_gqa_f32.safetensors "
+                              "1,2,3,4 /tmp/logits.bin"], full=True)
+    ap.add_argument("model", metavar="MODEL.safetensors", help="a dintattn model file (any weight type)")
+    ap.add_argument("ids", metavar="IDS", help="comma-separated token ids, each from 0 to vocab_size - 1")
+    ap.add_argument("out", metavar="OUT.bin", help="the logits: float32 little-endian, [N, vocab_size]")
+    a = ap.parse_args(argv[1:])
+    try:
+        ids = [int(s) for s in a.ids.split(",") if s.strip()]
+    except ValueError:
+        ap.error("IDS must be comma-separated integers, e.g. 1,2,3,4 (got %r)" % a.ids)
+    try:
+        logits = forward(a.model, ids)
+        with open(a.out, "wb") as f:
+            f.write(np.ascontiguousarray(logits, dtype="<f4").tobytes())
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write("reference: %s\n" % e)
+        return 1
     return 0
 
 

@@ -47,6 +47,7 @@ TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
 sys.path.insert(0, os.path.join(ROOT, "python"))
+import cli  # noqa: E402
 
 FAMILIES = ("standard", "diff", "dint")
 SHIPPED = os.path.join(ROOT, "models", "dint-kjv.safetensors")
@@ -433,30 +434,30 @@ def cmd_table(a):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__)
-    ap.add_argument("cmd", choices=["train", "eval", "table", "all"])
-    ap.add_argument("--workdir", default="/tmp/rep")
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/replicate.py train --workdir /tmp/rep",
+                              "/usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep --samples 10"], full=True)
+    ap.add_argument("cmd", choices=["train", "eval", "table", "all"],
+                    help="train the models, measure them (eval), print the table again, or train then eval")
+    ap.add_argument("--workdir", default="/tmp/rep", help="one folder a family: checkpoints, models, results")
     ap.add_argument("--corpus", default=None, help="saved `bible -f Gen1:1-Rev22:21` output")
-    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated, among " + ", ".join(FAMILIES))
     ap.add_argument("--family", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--dim", type=int, default=128)
-    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=1500, help="training steps, 1 or more")
+    ap.add_argument("--dim", type=int, default=128, help="model width, a multiple of 2 x heads")
+    ap.add_argument("--layers", type=int, default=4, help="layers, 1 or more")
     ap.add_argument("--heads", type=int, default=2, help="differential heads (standard: twice)")
-    ap.add_argument("--hidden", type=int, default=352)
-    ap.add_argument("--ctx", type=int, default=512)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--hidden", type=int, default=352, help="FFN width, 1 or more")
+    ap.add_argument("--ctx", type=int, default=512, help="training context, 2 or more")
+    ap.add_argument("--batch", type=int, default=8, help="rows a batch, 1 or more")
     ap.add_argument("--accum", type=int, default=2, help="micro-batches per batch (tools/train.py)")
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows with a retrieval document")
+    ap.add_argument("--lr", type=float, default=2e-3, help="peak learning rate, above 0")
+    ap.add_argument("--warmup", type=int, default=100, help="warm-up steps, 0 or more")
+    ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows with a retrieval document, 0 to 1")
     ap.add_argument("--init-from", default=None, metavar="DIR",
                     help="start each model from DIR/FAMILY/best.pt (an earlier train's workdir)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2, help="models trained at once")
-    ap.add_argument("--samples", type=int, default=50, help="needle samples per (depth, length) cell")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads a model, 1 or more")
+    ap.add_argument("--jobs", type=int, default=2, help="models trained at once, 1 or more")
+    ap.add_argument("--samples", type=int, default=50, help="needle samples per (depth, length) cell, 1 or more")
     a = ap.parse_args(argv)
     if a.cmd == "all":
         for cmd in (cmd_train, cmd_eval):

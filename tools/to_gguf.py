@@ -35,7 +35,6 @@ Refused (llama.cpp's "llama" graph cannot express them): attention other than "s
 Shared-DIFF factors (qk_rank > 0).
 """
 
-import argparse
 import json
 import os
 import sys
@@ -53,18 +52,15 @@ except ImportError:
 try:
     import gguf  # llama.cpp's gguf-py
 except ImportError:
-    sys.exit("to_gguf.py: cannot import gguf: put llama.cpp's gguf-py on PYTHONPATH "
-             "(PYTHONPATH=/path/to/llama.cpp/gguf-py)")
+    gguf = None   # --help works without it; a conversion says where to get it
 
 
-FILE_TYPES = {
-    "f32": (gguf.LlamaFileType.ALL_F32, gguf.GGMLQuantizationType.F32),
-    "f16": (gguf.LlamaFileType.MOSTLY_F16, gguf.GGMLQuantizationType.F16),
-    "bf16": (gguf.LlamaFileType.MOSTLY_BF16, gguf.GGMLQuantizationType.BF16),
-}
+# --type -> gguf's LlamaFileType and GGMLQuantizationType member names
+FILE_TYPES = {"f32": ("ALL_F32", "F32"), "f16": ("MOSTLY_F16", "F16"), "bf16": ("MOSTLY_BF16", "BF16")}
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli  # noqa: E402
 import safetensors_io  # noqa: E402
 import reference  # noqa: E402  (tools/reference.py: reads and resolves a dintattn file, dequantizing Q8 / Q4)
 
@@ -146,7 +142,8 @@ def dummy_vocab(n):
 def convert(src, dst, kind):
     cfg, t = load(src)
     check_supported(cfg)
-    ftype, qtype = FILE_TYPES[kind]
+    ftype, qtype = (getattr(gguf.LlamaFileType, FILE_TYPES[kind][0]),
+                    getattr(gguf.GGMLQuantizationType, FILE_TYPES[kind][1]))
     D, L, H, d = cfg["dim"], cfg["n_layers"], cfg["n_heads"], cfg["head_dim"]
     Hkv, V = cfg["n_k1_heads"], cfg["vocab_size"]
 
@@ -214,12 +211,16 @@ def convert(src, dst, kind):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = cli.parser(__doc__, ["PYTHONPATH=$HOME/llama.cpp/gguf-py /usr/bin/python3 tools/to_gguf.py "
+                              "bench-standard.safetensors bench-standard.gguf --type f16"], full=True)
     ap.add_argument("src", help="dintattn .safetensors (standard attention)")
     ap.add_argument("dst", help="output .gguf")
     ap.add_argument("--type", choices=sorted(FILE_TYPES), default="f32",
-                    help="weight matrices' type (1-D norms stay F32) [f32]")
+                    help="weight matrices' type (1-D norms stay F32)")
     a = ap.parse_args(argv)
+    if gguf is None:
+        sys.exit("to_gguf.py: cannot import gguf: put llama.cpp's gguf-py on PYTHONPATH "
+                 "(PYTHONPATH=/path/to/llama.cpp/gguf-py)")
     convert(a.src, a.dst, a.type)
     print(f"wrote {a.dst}")
 

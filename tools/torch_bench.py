@@ -28,7 +28,6 @@ What it does, as a user of PyTorch would write it (float32 everywhere, torch.inf
 --threads T (default 2) calls torch.set_num_threads(T). --json prints one JSON object.
 """
 
-import argparse
 import json
 import math
 import os
@@ -40,6 +39,7 @@ import torch
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS)
+import cli  # noqa: E402
 import reference  # noqa: E402  (config defaults, and the float64 logits the check compares to)
 import safetensors_io  # noqa: E402
 
@@ -261,12 +261,13 @@ def check(model, path, n=8):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model")
-    ap.add_argument("--prompt", type=int, default=512)
-    ap.add_argument("--gen", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--json", action="store_true")
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/torch_bench.py bench-dint.safetensors --prompt 128 --gen 32"])
+    ap.add_argument("model", help="a dintattn model file")
+    ap.add_argument("--prompt", type=int, default=512,
+                    help="prompt tokens timed in one prefill, 1 or more (clamped as examples/bench clamps)")
+    ap.add_argument("--gen", type=int, default=128, help="decode steps timed, 1 or more (clamped likewise)")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads, 1 or more")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     ap.add_argument("--no-check", action="store_true", help="skip the check against reference.py")
     a = ap.parse_args(argv)
     if a.prompt < 1 or a.gen < 1 or a.threads < 1:

@@ -55,7 +55,6 @@ Metadata written (safetensors __metadata__):
 plus the U8 tensor `tokenizer.ranks` [nbytes] = the rank file's bytes verbatim.
 """
 
-import argparse
 import datetime
 import json
 import math
@@ -72,6 +71,7 @@ import torch.nn.functional as F
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
+import cli                  # noqa: E402
 import safetensors_io        # noqa: E402
 import train_tokenizer       # noqa: E402  (corpus, rank file, encoder)
 
@@ -619,43 +619,46 @@ def cmd_train(a, next_batch=None, data=None):
 
 def parse_args(argv=None):
     """The options (see the module doc) -> argparse namespace; tools/replicate.py uses it too."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__)
-    ap.add_argument("cmd", choices=["verify", "bench", "train"])
-    ap.add_argument("--ranks", default="/tmp/train/kjv.tiktoken")
-    ap.add_argument("--corpus", default=None)
-    ap.add_argument("--size", default="base")
-    ap.add_argument("--attention", default="dint", choices=FAMILIES)
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/train.py verify --ranks /tmp/train/kjv.tiktoken --size tiny",
+                              "/usr/bin/python3 tools/train.py train --ranks /tmp/train/kjv.tiktoken --size tiny "
+                              "--minutes 10 --out /tmp/train/tiny.safetensors"], full=True)
+    ap.add_argument("cmd", choices=["verify", "bench", "train"], help="what to do (see above)")
+    ap.add_argument("--ranks", default="/tmp/train/kjv.tiktoken", help="tiktoken rank file (train_tokenizer.py)")
+    ap.add_argument("--corpus", default=None, help="saved `bible -f Gen1:1-Rev22:21` output (default: run it)")
+    ap.add_argument("--size", default="base",
+                    help="size preset(s), comma-separated (bench), among " + ", ".join(SIZES))
+    ap.add_argument("--attention", default="dint", choices=FAMILIES, help="the attention family")
     ap.add_argument("--steps", type=int, default=0,
-                    help="train: stop after this many steps (the LR schedule runs over them)")
-    ap.add_argument("--dim", type=int)
-    ap.add_argument("--layers", type=int)
-    ap.add_argument("--heads", type=int)
-    ap.add_argument("--hidden", type=int)
-    ap.add_argument("--ctx", type=int, default=256)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=16)
+                    help="train: stop after this many steps, the LR schedule running over them; 0 = at --deadline / --minutes")
+    ap.add_argument("--dim", type=int, help="model width, a multiple of 2 x heads (default: the size's)")
+    ap.add_argument("--layers", type=int, help="layers, 1 or more (default: the size's)")
+    ap.add_argument("--heads", type=int, help="differential heads, 1 or more (standard: twice) (default: the size's)")
+    ap.add_argument("--hidden", type=int, help="FFN width, 1 or more (default: the size's)")
+    ap.add_argument("--ctx", type=int, default=256, help="training context and max_seq_len, 2 or more")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="torch threads, 1 or more; train: 0 = switch between 1 and 2 by measured speed")
+    ap.add_argument("--batch", type=int, default=16, help="rows a batch, 1 or more")
     ap.add_argument("--accum", type=int, default=1,
                     help="run each batch as this many micro-batches (less memory, same gradient)")
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--min-lr", type=float, default=1e-4)
-    ap.add_argument("--wd", type=float, default=0.1)
-    ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--clip", type=float, default=1.0)
-    ap.add_argument("--deadline", default=None, help="HH:MM UTC")
-    ap.add_argument("--minutes", type=float, default=None)
+    ap.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (AdamW), above 0")
+    ap.add_argument("--min-lr", type=float, default=1e-4, help="the cosine decay's final learning rate, 0 or more")
+    ap.add_argument("--wd", type=float, default=0.1, help="AdamW weight decay, 0 or more")
+    ap.add_argument("--warmup", type=int, default=100, help="linear warm-up steps, 0 or more")
+    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip, above 0")
+    ap.add_argument("--deadline", default=None, help="train: HH:MM UTC at which training stops and exports")
+    ap.add_argument("--minutes", type=float, default=None, help="train: stop this many minutes from the start")
     ap.add_argument("--reserve", type=float, default=90.0,
                     help="seconds kept before the deadline for the final validation + export")
-    ap.add_argument("--ckpt-minutes", type=float, default=5.0)
-    ap.add_argument("--log-every", type=int, default=10)
-    ap.add_argument("--out", default=os.path.join(ROOT, "models", "dint-kjv.safetensors"))
-    ap.add_argument("--workdir", default="/tmp/train")
-    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--ckpt-minutes", type=float, default=5.0, help="checkpoint + validation + export period")
+    ap.add_argument("--log-every", type=int, default=10, help="steps between log lines, 1 or more")
+    ap.add_argument("--out", default=os.path.join(ROOT, "models", "dint-kjv.safetensors"),
+                    help="the exported model (default: models/dint-kjv.safetensors)")
+    ap.add_argument("--workdir", default="/tmp/train", help="checkpoints (ckpt.pt, best.pt)")
+    ap.add_argument("--resume", action="store_true", help="train: continue from WORKDIR/ckpt.pt")
     ap.add_argument("--init", default=None, help="train: start from this checkpoint's weights (best.pt or "
                     "ckpt.pt of a run of the same config), with a new optimizer and schedule")
-    ap.add_argument("--bench-steps", type=int, default=4)
-    ap.add_argument("--verify-len", type=int, default=64)
+    ap.add_argument("--bench-steps", type=int, default=4, help="bench: timed steps a size, 1 or more")
+    ap.add_argument("--verify-len", type=int, default=64, help="verify: tokens compared, 1 to --ctx")
     a = ap.parse_args(argv)
     if a.cmd == "train" and not (a.deadline or a.minutes or a.steps):
         ap.error("train needs --deadline HH:MM (UTC), --minutes M or --steps N")

@@ -30,7 +30,6 @@ As a module (train.py uses it):
     enc = Encoder(ranks); enc.encode(text)         # list of ids (no special tokens)
 """
 
-import argparse
 import base64
 import collections
 import re as _re
@@ -188,10 +187,11 @@ class Encoder:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    import cli   # beside this file
+    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/train_tokenizer.py /tmp/train/kjv.tiktoken --vocab 4096"])
     ap.add_argument("out", help="output tiktoken rank file")
     ap.add_argument("--vocab", type=int, default=4096,
-                    help="total vocabulary incl. 256 bytes and <|endoftext|> (4096)")
+                    help="total vocabulary incl. 256 bytes and <|endoftext|>, 258 or more")
     ap.add_argument("--corpus", help="saved output of `bible -f Gen1:1-Rev22:21` (default: run it)")
     a = ap.parse_args(argv)
     t0 = time.time()

@@ -93,12 +93,12 @@ def add_arguments(group):
     group.add_argument("--diffv2-heads", type=int, metavar="H", default=None,
                        help="num_heads (output heads); needed without DIFF V2 unless head_dim is known")
     group.add_argument("--diffv2-head-dim", type=int, metavar="d", default=None, help="head_dim")
-    group.add_argument("--diffv2-rope-theta", type=float, metavar="T", default=None, help="RoPE base (10000)")
+    group.add_argument("--diffv2-rope-theta", type=float, metavar="T", default=None, help="RoPE base, above 0 (default: config.json rope_theta, else 10000)")
     group.add_argument("--diffv2-rope-dim", type=int, metavar="R", default=None,
                        help="rotate only the first R components of each head (default head_dim)")
     group.add_argument("--diffv2-no-rope", action="store_true", help="the model used no RoPE")
-    group.add_argument("--diffv2-norm-eps", type=float, metavar="E", default=None, help="RMSNorm eps (1e-5)")
-    group.add_argument("--diffv2-max-seq-len", type=int, metavar="N", default=None, help="max sequence length (2048)")
+    group.add_argument("--diffv2-norm-eps", type=float, metavar="E", default=None, help="RMSNorm eps, above 0 (default: config.json rms_norm_eps, else 1e-5)")
+    group.add_argument("--diffv2-max-seq-len", type=int, metavar="N", default=None, help="max sequence length, 1 or more (default: config.json max_position_embeddings, else 2048)")
     group.add_argument("--diffv2-prefix", default=None, metavar="P", help="prefix stripped from names (default: auto)")
 
 

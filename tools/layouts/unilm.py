@@ -95,10 +95,10 @@ def add_arguments(group):
     group.add_argument("--unilm-heads", type=int, metavar="H", default=None,
                        help="num_heads of MultiheadDiffAttn (half a baseline's heads)")
     group.add_argument("--unilm-kv-heads", type=int, metavar="KV", default=None, help="num_kv_heads (default: heads)")
-    group.add_argument("--unilm-rope-theta", type=float, metavar="T", default=None, help="RoPE base (10000)")
-    group.add_argument("--unilm-norm-eps", type=float, metavar="E", default=None, help="decoder RMSNorm eps (1e-5)")
-    group.add_argument("--unilm-subln-eps", type=float, metavar="E", default=1e-5, help="subln eps (1e-5)")
-    group.add_argument("--unilm-max-seq-len", type=int, metavar="N", default=None, help="max sequence length (2048)")
+    group.add_argument("--unilm-rope-theta", type=float, metavar="T", default=None, help="RoPE base, above 0 (default: config.json rope_theta, else 10000)")
+    group.add_argument("--unilm-norm-eps", type=float, metavar="E", default=None, help="decoder RMSNorm eps, above 0 (default: config.json rms_norm_eps, else 1e-5)")
+    group.add_argument("--unilm-subln-eps", type=float, metavar="E", default=1e-5, help="subln eps, above 0")
+    group.add_argument("--unilm-max-seq-len", type=int, metavar="N", default=None, help="max sequence length, 1 or more (default: config.json max_position_embeddings, else 2048)")
     group.add_argument("--unilm-prefix", default=None, metavar="P", help="prefix stripped from names (default: auto)")
     group.add_argument("--unilm-no-rope", action="store_true", help="the model used no RoPE")
     group.add_argument("--unilm-depth-offset", type=int, metavar="K", default=0,
