@@ -62,7 +62,6 @@ content + suffix per message (position-dependent text, a default system message,
 contents) is refused with the reason; --no-chat-template converts without it.
 """
 
-import argparse
 import base64
 import importlib
 import json
@@ -81,13 +80,12 @@ if __name__ == "__main__":
 
 FORMATS = ["unilm", "motif", "diffllama", "llama2c", "diffv2", "xtransformers"]
 
-# docs/format.md section 3: a config with any of these keys is written as version "1.1"
-V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 
 from layouts import ConvertError  # noqa: E402  (shared with the layout modules)
 import cli  # noqa: E402
 import safetensors_io  # noqa: E402  (tools/safetensors_io.py: the tools' one safetensors reader/writer)
+import spec  # noqa: E402  (tools/spec.py: the format's rules the tools share)
 
 
 # ---------------------------------------------------------------------------
@@ -358,7 +356,7 @@ def open_source(path):
 # writer
 # ---------------------------------------------------------------------------
 
-OUT_DTYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
+OUT_DTYPES = spec.WEIGHT_DTYPES
 
 
 CHUNK = 1 << 22   # elements encoded and written at a time
@@ -383,7 +381,7 @@ def write_spec(path, config, tensors, dtype="f32", tokenizer=None, chat=None):
     if config is None:
         meta = {"format": "dintattn-tokenizer", "version": "1"}
     else:
-        version = "1.1" if any(k in config for k in V11_KEYS) else "1"
+        version = spec.file_version(config)
         meta = {"format": "dintattn", "version": version, "config": json.dumps(config, sort_keys=True)}
     tok_tensors = []
     if tokenizer is not None:

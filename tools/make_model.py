@@ -31,7 +31,7 @@ As a module (tools/make_fixtures.py uses it):
     write_quantized_file(src, dst, "q8" | "q4")   the model with its weight matrices stored as Q8
         or Q4 in the file, streamed (tools/quantize.py); write_q8_file(src, dst) is the Q8 case
 
-The config is written exactly as given; defaults (docs/format.md section 2's table) are only computed here to know
+The config is written exactly as given; defaults (docs/format.md section 2's table; tools/spec.py) are only computed to know
 the tensor shapes.
 
 Presets: standard, diff, dint, shared-diff, grouped-diff are tiny (dim 32, 2 layers, vocab 61);
@@ -64,74 +64,20 @@ import sys
 import numpy as np
 
 import safetensors_io   # tools/safetensors_io.py, beside this file
+import spec              # tools/spec.py: the format's rules the tools share
 
 # safetensors files: tools/safetensors_io.py (these two names are kept for the callers of this module)
 write_safetensors = safetensors_io.write
 read_safetensors = safetensors_io.read
 
 
-# ---------------------------------------------------------------------------
-# config defaults (only what the shapes need)
-# ---------------------------------------------------------------------------
-
-def resolved(cfg):
-    """The defaults of docs/format.md section 2 filled in, as a new dict (never written to a file)."""
-    c = dict(cfg)
-    att = c.get("attention", "standard")   # docs/format.md gives no default; same as tools/reference.py
-    differential = att in ("diff", "dint")
-    H = c["n_heads"]
-    c["attention"] = att
-    c.setdefault("n_k1_heads", H)
-    c.setdefault("n_v_heads", H)
-    c.setdefault("n_q2_heads", H if differential else 0)
-    c.setdefault("n_k2_heads", H if differential else 0)
-    if not differential:
-        c["n_q2_heads"] = c["n_k2_heads"] = 0
-    c.setdefault("v_head_dim", 2 * c["head_dim"] if differential else c["head_dim"])
-    c.setdefault("qk_rank", 0)
-    c.setdefault("head_norm", differential)
-    c.setdefault("head_norm_type", "rms")
-    c.setdefault("tie_embeddings", False)
-    c.setdefault("ffn_act", "silu")
-    c.setdefault("rope", "interleaved")
-    # docs/format.md section 3 (v1.1)
-    c.setdefault("lambda_mode", "reparam")
-    c.setdefault("shared_k", False)
-    c.setdefault("ffn_bias", False)
-    if not differential:
-        c["lambda_mode"], c["shared_k"] = "reparam", False
-    if c["shared_k"]:
-        assert c["n_k2_heads"] == c["n_k1_heads"], "shared_k needs n_k2_heads == n_k1_heads"
-    for k in ("n_k1_heads", "n_v_heads", "n_q2_heads", "n_k2_heads"):
-        n = c[k]
-        if differential or k in ("n_k1_heads", "n_v_heads"):
-            assert n > 0 and H % n == 0, "%s=%d must divide n_heads=%d" % (k, n, H)
-    if c["rope"] != "none":
-        c.setdefault("rope_dim", c["head_dim"])
-        assert c["rope_dim"] % 2 == 0 and 2 <= c["rope_dim"] <= c["head_dim"], \
-            "RoPE needs an even rope_dim (default head_dim) from 2 to head_dim"
-    return c
-
-
-# docs/format.md section 3: a file whose config has any of these keys is "version": "1.1"
-V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
-
-
-def file_version(cfg):
-    return "1.1" if any(k in cfg for k in V11_KEYS) else "1"
-
-
-DTYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
-
-
-def lambda_init(c, l):
-    """lambda_init(l) per docs/format.md section 1 ("depth", a number, or a per-layer list); 0 if malformed."""
-    li = c.get("lambda_init", "depth")
-    if li == "depth":
-        return 0.8 - 0.6 * math.exp(-0.3 * l)
-    if isinstance(li, list):
-        return float(li[l]) if l < len(li) and isinstance(li[l], (int, float)) else 0.0
-    return float(li) if isinstance(li, (int, float)) else 0.0
+# The format's rules (defaults, lambda_init, version, weight types): tools/spec.py, the tools' one
+# home for them; these names are kept for the callers of this module.
+resolved = spec.resolved
+V11_KEYS = spec.V11_KEYS
+file_version = spec.file_version
+DTYPES = spec.WEIGHT_DTYPES
+lambda_init = spec.lambda_init
 
 
 # ---------------------------------------------------------------------------
@@ -214,6 +160,9 @@ def make_tensors(cfg, seed=0, head_norm_per_head=False):
             t[p + "ffn.b_gate"] = normal(F, 0.5)
             t[p + "ffn.b_up"] = normal(F, 0.5)
             t[p + "ffn.b_down"] = normal(D, 0.3)
+    # the tensors drawn above in the draw order the fixtures depend on; their names and shapes are spec's
+    assert {k: v.shape for k, v in t.items()} == spec.tensor_shapes(c, head_norm_per_head) and \
+        list(t) == list(spec.tensor_shapes(c, head_norm_per_head)), "make_tensors drifted from tools/spec.py"
     return t
 
 
@@ -286,18 +235,7 @@ QFORMATS = {
 }
 
 
-# The weight matrices (the engine converts these at load; Q8 / Q4 files may store them as I8 / U8
-# + .scale).
-MATRICES = {"tok_embeddings.weight", "output.weight"}
-LAYER_MATRICES = {"attn." + k for k in ("wq1", "wk1", "wq2", "wk2", "wv", "wo", "q_base", "k_base",
-                                        "q1_down", "k1_down", "q2_down", "k2_down")} | \
-                 {"ffn.w_gate", "ffn.w_up", "ffn.w_down"}
-
-
-def is_matrix(name):
-    parts = name.split(".", 2)
-    return name in MATRICES or (len(parts) == 3 and parts[0] == "layers" and
-                                parts[2] in LAYER_MATRICES)
+MATRICES, LAYER_MATRICES, is_matrix = spec.MATRICES, spec.LAYER_MATRICES, spec.is_matrix
 
 
 Q8_CHUNK = 1 << 22   # elements of a matrix read and quantized at a time (Q8 and Q4)

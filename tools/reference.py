@@ -5,6 +5,11 @@ Straightforward dense math, written from the format's specification (docs/format
 attention matrix (A1, A2, S/G, I, W) is built in full, N x N per head, with explicit causal
 masks. It exists to check the C engine, so clarity wins over speed.
 
+It keeps its own copies of the format's rules (the config defaults, lambda_init's depth formula,
+the version 1.1 keys, the tensors each option adds or removes, a safetensors reader) instead of
+importing tools/spec.py and tools/safetensors_io.py, which the other tools share: as the
+independent oracle it must not inherit their mistakes.
+
 Usage (Debian's python has numpy; the pyenv `python3` on PATH does not):
 
     /usr/bin/python3 tools/reference.py MODEL.safetensors 1,2,3,4 OUT.bin
@@ -297,7 +302,7 @@ def resolve_config(raw, version="1.1"):
         if c[key] <= 0 or H % c[key]:
             raise ValueError(f"{key}={c[key]} does not divide n_heads={H}")
     li = c["lambda_init"]
-    if li == "depth":
+    if li == "depth":   # docs/format.md section 1; written out here on purpose (see the module doc)
         c["lambda_init_values"] = [0.8 - 0.6 * math.exp(-0.3 * l) for l in range(c["n_layers"])]
     elif isinstance(li, (int, float)) and not isinstance(li, bool):
         c["lambda_init_values"] = [float(li)] * c["n_layers"]

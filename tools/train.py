@@ -73,6 +73,7 @@ ROOT = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
 import cli                  # noqa: E402
 import safetensors_io        # noqa: E402
+import spec                  # noqa: E402  (the format's rules the tools share)
 import train_tokenizer       # noqa: E402  (corpus, rank file, encoder)
 
 SIZES = {
@@ -85,8 +86,7 @@ SIZES = {
 }
 
 
-def lambda_init_depth(l):
-    return 0.8 - 0.6 * math.exp(-0.3 * l)
+lambda_init_depth = spec.lambda_init_depth   # the "depth" rule: tools/spec.py
 
 
 FAMILIES = ("dint", "diff", "standard")

@@ -26,7 +26,6 @@ FIELDS = {
     "yarn": (("factor", "original_max_position_embeddings"),
              ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate")),
 }
-V11_KEYS = ("lambda_mode", "shared_k", "rope_dim", "rope_scaling", "ffn_bias")
 
 
 def _num(v):

@@ -36,11 +36,11 @@ wq1 = the signal rows of q_proj in order, wq2 = the noise rows, wk1/wk2 = the ev
 d-row blocks of k_proj, wv = v_proj, wo = o_proj, all unchanged in order.
 """
 
-import math
 import re
 
 import numpy as np
 
+import spec
 from layouts import ConvertError
 from layouts.hf_rope import hf_rope, inv_freq
 
@@ -222,7 +222,7 @@ def plan(source, args):
         "n_heads": H, "head_dim": d, "v_head_dim": 2 * d,
         "n_k1_heads": KV, "n_q2_heads": NQ2, "n_k2_heads": KV, "n_v_heads": KV,
         "attention": "diff", "qk_rank": 0,
-        "lambda_init": [0.8 - 0.6 * math.exp(-0.3 * (l - 1)) for l in range(nl)],
+        "lambda_init": [spec.lambda_init_depth(l - 1) for l in range(nl)],   # Motif shifts the layer index
         "head_norm": True, "head_norm_type": "rms", "head_scale": "one_minus_lambda_init",
         "rope": "halves",
         "norm_eps": float(c.get("rms_norm_eps", 1e-6)),

@@ -52,10 +52,9 @@ group h // 2), while v still comes from group h // n_rep. The format expresses t
 n_k1 = n_k2 = H (k rows gathered per head) and n_v = KV.
 """
 
-import math
-
 import numpy as np
 
+import spec
 from layouts import ConvertError, decoder_names
 
 
@@ -178,7 +177,7 @@ def plan(source, args):
         "n_heads": H, "head_dim": d, "v_head_dim": 2 * d,
         "n_k1_heads": nk, "n_q2_heads": H, "n_k2_heads": nk, "n_v_heads": KV,
         "attention": "diff", "qk_rank": 0,
-        "lambda_init": "depth" if off == 0 else [0.8 - 0.6 * math.exp(-0.3 * (l + off)) for l in range(nl)],
+        "lambda_init": "depth" if off == 0 else [spec.lambda_init_depth(l + off) for l in range(nl)],
         "head_norm": True, "head_norm_type": "rms", "head_scale": "one_minus_lambda_init",
         "rope": "none" if getattr(args, "unilm_no_rope", False) else "interleaved",
         "rope_theta": theta, "norm_eps": norm_eps, "head_norm_eps": subln_eps,
