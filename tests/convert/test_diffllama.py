@@ -476,9 +476,19 @@ def main():
     rep.logits("legacy (non-zip) torch pickle .bin, {'state_dict': sd}, auto-detected", ref,
                common.engine_logits(d + ".3.safetensors", ids, cfg["vocab_size"]) if rc == 0 else np.full_like(ref, np.inf))
 
-    # refusals
+    # config.json keys the layout does not read are listed on stderr (a transformers config has none)
     cfg = base_cfg()
     t = make(cfg)
+    d = common.write_hf_dir(os.path.join(tmp, "keys_known"), cfg, t)
+    rc, err = common.convert(d, d + ".safetensors")
+    rep.check("a DiffLlamaConfig's keys are all read or known inert", rc == 0 and "not read" not in err, err.strip())
+    d = common.write_hf_dir(os.path.join(tmp, "keys_unread"), base_cfg(qk_norm=True, pretraining_tp=2), t)
+    rc, err = common.convert(d, d + ".safetensors")
+    rep.check("keys the layout does not read are listed", rc == 0 and
+              "convert: diffllama: config.json keys not read (they change nothing in the file written; check that "
+              "none matters): pretraining_tp, qk_norm\n" in err, err.strip())
+
+    # refusals
 
     def refuse(case, cfg2, t2, *words):
         d = os.path.join(tmp, "r_" + str(abs(hash(case))))

@@ -14,6 +14,8 @@ ConvertError lives here (not in convert.py) so that the class is the same whethe
 runs as a script or is imported.
 """
 
+import sys
+
 import numpy as np
 
 
@@ -53,6 +55,24 @@ def auto_prefix(names, prefixes):
                 prefix += p
                 changed = True
     return prefix
+
+
+# HF config.json keys that change nothing in the file written (bookkeeping, training-only settings,
+# the tokenizer's ids, which convert.py reads itself); any layout may list them as inert
+HF_INERT = {"architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
+            "eos_token_id", "pad_token_id", "initializer_range", "use_cache", "attention_dropout", "dropout",
+            "hidden_dropout", "_name_or_path"}
+
+
+def report_unread(layout, cfg, read, inert=()):
+    """Lists on stderr the keys of config.json that the layout neither reads nor knows to change
+    nothing (HF_INERT, inert): one of them might matter, and a silently dropped setting gives a model
+    that runs with wrong numbers."""
+    unread = sorted(k for k in cfg if k not in read and k not in HF_INERT and k not in inert)
+    if unread:
+        print("convert: %s: config.json keys not read (they change nothing in the file written; check that "
+              "none matters): %s" % (layout, ", ".join(unread)), file=sys.stderr)
+    return unread
 
 
 def check_unused(source, used, what):

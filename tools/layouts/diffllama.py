@@ -22,7 +22,7 @@ floor(i*n/H) rule of docs/format.md section 1); e.g. for even KV, n_k1 = n_k2 = 
 
 import numpy as np
 
-from layouts import ConvertError, check_unused, expect_shape, head_count, rows
+from layouts import ConvertError, check_unused, expect_shape, head_count, report_unread, rows
 from layouts.hf_rope import hf_rope, inv_freq
 
 NAME = "diffllama"
@@ -62,6 +62,13 @@ class _One:
         return self.arr
 
 
+# config.json keys plan reads (directly or through hf_rope); lambda_std_dev only initialises training
+_READ = {"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+         "vocab_size", "head_dim", "rms_norm_eps", "max_position_embeddings", "tie_word_embeddings", "hidden_act",
+         "attention_bias", "mlp_bias", "rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor"}
+_INERT = {"lambda_std_dev"}
+
+
 def _cfg(cfg, key, default=None, kind=int):
     v = cfg.get(key, default)
     if v is None:
@@ -80,6 +87,7 @@ def plan(source, args):
     mt = cfg.get("model_type")
     if mt not in (None, "diffllama"):
         raise ConvertError("config.json: model_type %r is not 'diffllama'" % mt)
+    report_unread(NAME, cfg, _READ, _INERT)
     # missing keys take DiffLlamaConfig's defaults, as transformers would
     D = _cfg(cfg, "hidden_size", 2048)
     F = _cfg(cfg, "intermediate_size", 8192)

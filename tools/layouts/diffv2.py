@@ -51,11 +51,9 @@ apply_rotary_emb(..., interleaved=True)), ffn_act silu.  Without DIFF V2: attent
 n_k1 = n_v = KV, v_head_dim d, head j reading KV head j // (H/KV).
 """
 
-import sys
-
 import numpy as np
 
-from layouts import ConvertError, decoder_names
+from layouts import ConvertError, decoder_names, report_unread
 from layouts.hf_rope import hf_rope, inv_freq
 
 NAME = "diffv2"
@@ -116,14 +114,13 @@ def _pos_int(v, what):
 # The config keys of the original training code's ModelArgs, read as the HF names they mean.
 _ALIASES = {"norm_eps": "rms_norm_eps", "max_seq_len": "max_position_embeddings", "n_heads": "num_attention_heads",
             "n_kv_heads": "num_key_value_heads"}
-# Keys this layout reads (directly or through hf_rope), and keys that do not change inference.
+# Keys this layout reads (directly or through hf_rope), and keys the tensor shapes already give
+# (besides layouts.HF_INERT).
 _READ = {"num_attention_heads", "num_key_value_heads", "head_dim", "rope_theta", "rms_norm_eps",
          "max_position_embeddings", "tie_word_embeddings", "use_diff_v2", "rope_scaling", "rope_parameters",
          "partial_rotary_factor"}
-_INERT = {"architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
-          "eos_token_id", "pad_token_id", "vocab_size", "hidden_size", "dim", "intermediate_size",
-          "num_hidden_layers", "n_layers", "hidden_act", "initializer_range", "use_cache", "attention_dropout",
-          "dropout", "hidden_dropout", "_name_or_path", "multiple_of", "ffn_dim_multiplier"}
+_INERT = {"vocab_size", "hidden_size", "dim", "intermediate_size", "num_hidden_layers", "n_layers", "hidden_act",
+          "multiple_of", "ffn_dim_multiplier"}
 
 
 def _config(cfg):
@@ -137,10 +134,7 @@ def _config(cfg):
                                    "keep one" % (alias, cfg[alias], name, cfg[name]))
             out[name] = cfg[alias]
             del out[alias]
-    unread = sorted(k for k in out if k not in _READ and k not in _INERT)
-    if unread:
-        print("convert: diffv2: config.json keys not read (they change nothing in the file written; check that "
-              "none matters): %s" % ", ".join(unread), file=sys.stderr)
+    report_unread(NAME, out, _READ, _INERT)
     return out
 
 
