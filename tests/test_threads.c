@@ -29,7 +29,7 @@ typedef struct job {
     float *logits;            /* [(n_prompt + N_DECODE) * vocab] */
     int tokens[N_DECODE];     /* greedy continuation */
     dintattn_result result;
-    char message[256];
+    char message[sizeof(((dintattn_error *)0)->message)];
 } job;
 
 static int argmax(const float *x, int n)
