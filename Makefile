@@ -48,13 +48,13 @@ $(OBJ): dintattn.h
 # (cc examples/logits.c -lopenblas -lm -lpthread); here DINTATTN_IMPLEMENTATION_DONE, the header's
 # guard against a second copy, leaves it out and the program links $(OBJ) instead.
 LINK_OBJ := -DDINTATTN_IMPLEMENTATION_DONE
-# Examples that need the implementation in their own file: bench measures internal kernels (on
-# purpose); the others here still call dintattn__ internals (through server_http.h). The tests that
+# Examples that need the implementation in their own file: bench, which measures internal kernels
+# on purpose; every other example uses the API alone. The tests that
 # link $(OBJ) are listed; the others configure the implementation (DINTATTN_SOLO_BYTES, allocators),
 # use its internals, compile it as C++ (test_cplusplus) or, as test_sampler, get <string.h> and
 # <math.h> only through it.
-SELF_EXAMPLES := bench generate server score attention needle
-LINKED_TESTS  := test_loader test_bpe test_chat
+SELF_EXAMPLES := bench
+LINKED_TESTS  := test_loader test_bpe test_chat test_json
 EXAMPLE_DEPS  := dintattn.h $(wildcard examples/*.h)
 
 $(BIN)/%: examples/%.c $(EXAMPLE_DEPS) $(OBJ)
@@ -96,7 +96,7 @@ $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 AVX512_BW_VL := $(shell grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw avx512vl /proc/cpuinfo && echo yes)
 SUITES := test_engine test_engine_portable test_engine_avx2 test_engine_avx512 \
           $(if $(AVX512_BW_VL),test_engine_bf16_emulated) \
-          cli needle generate score attention $(filter-out test_engine,$(TESTS))
+          cli needle generate simple score attention $(filter-out test_engine,$(TESTS))
 LOGS   := $(BUILD)/logs
 RUN     = @sh tests/run_suite.sh $(LOGS) $(@:run-%=%)
 
@@ -111,6 +111,8 @@ run-cli: $(BIN)/logits $(BIN)/tokenize $(BIN)/bench
 	$(RUN) sh tests/cli.sh $^
 run-generate: $(BIN)/generate
 	$(RUN) sh tests/generate.sh $^
+run-simple: $(BIN)/simple $(BIN)/generate
+	$(RUN) sh tests/simple.sh $^
 run-score: $(BIN)/score $(BIN)/tokenize $(BIN)/logits
 	$(RUN) sh tests/score.sh $^
 run-attention: $(BIN)/attention
@@ -153,11 +155,10 @@ FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 .PHONY: fuzz check-valgrind
 $(BUILD)/test_hardening: $(addprefix fuzz/fuzz_,$(addsuffix .c,$(FUZZERS))) $(wildcard examples/*.h)
 
-# The harnesses link one instrumented copy of the implementation, as the examples do; fuzz_http
-# keeps its own (server_http.h calls dintattn__ internals), and so does fuzz_sampler (it gets
-# <math.h> only through it).
+# The harnesses link one instrumented copy of the implementation, as the examples do; fuzz_sampler
+# keeps its own (it gets <math.h> only through it).
 FUZZ_OBJ  := $(BUILD)/fuzz/dintattn.o
-FUZZ_SELF := http sampler
+FUZZ_SELF := sampler
 $(FUZZ_OBJ): dintattn.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
