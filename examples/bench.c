@@ -116,7 +116,6 @@
 
 extern char **environ;
 
-#define DEFAULT_MODEL "models/dint-kjv.safetensors"
 #define BW_BYTES ((size_t)1 << 30)
 #define BW_PASSES 3
 #define BW_ROUNDS 4
@@ -144,7 +143,7 @@ static const char *usage =
     "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
     "             [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]\n"
     "             [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8] [--json]\n"
-    "  MODEL         a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
+    "  MODEL         a dintattn .safetensors model (default: " CLI_DEFAULT_MODEL ")\n"
     "  --prompt N    prompt tokens for prefill, 1 or more (default 512); N + M is cut to the\n"
     "                model's context (M first, to context - 1; said on stderr when given)\n"
     "  --gen M       tokens decoded after the prompt, 1 or more (default 128)\n"
@@ -197,7 +196,7 @@ static int parse_args(int argc, char **argv, args *a)
             return 1;
         }
     }
-    if (!a->eng.model) a->eng.model = DEFAULT_MODEL;
+    if (!a->eng.model) a->eng.model = CLI_DEFAULT_MODEL;
     return cli_engine_done(&a->eng);
 }
 

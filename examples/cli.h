@@ -39,12 +39,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(__GNUC__)
 #define CLI_FN static __attribute__((unused)) /* not every example calls every function */
 #else
 #define CLI_FN static
 #endif
+
+/* The model the examples run when none is given: the one shipped in the repository. */
+#define CLI_DEFAULT_MODEL "models/dint-kjv.safetensors"
 
 /* --- messages and numbers -------------------------------------------------------------------- */
 
@@ -466,5 +470,17 @@ CLI_FN int cli_text_ids(const char *ids_list, const char *file, const char *prom
     return n;
 }
 #endif /* DINTATTN_TEXTGEN_H */
+
+/* The model MODEL names, or else the shipped one (CLI_DEFAULT_MODEL), from the repository's root or
+   next to examples/ (argv0: the program's path), so that examples/generate runs from either. */
+CLI_FN const char *cli_model_path(const char *model, const char *argv0)
+{
+    static char beside[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (model) return model;
+    if (!slash || access(CLI_DEFAULT_MODEL, R_OK) == 0) return CLI_DEFAULT_MODEL;
+    snprintf(beside, sizeof beside, "%.*s/../" CLI_DEFAULT_MODEL, (int)(slash - argv0), argv0);
+    return beside;
+}
 
 #endif /* DINTATTN_CLI_H */

@@ -37,12 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_MODEL "models/dint-kjv.safetensors"
 #define DEFAULT_CHAT_CTX 4096
 
 static const char *usage =
     "usage: generate [MODEL] [-p PROMPT | -f FILE] [options]\n"
-    "  MODEL               a dintattn .safetensors model (default: " DEFAULT_MODEL ")\n"
+    "  MODEL               a dintattn .safetensors model (default: " CLI_DEFAULT_MODEL ")\n"
     "  -p, --prompt TEXT   the prompt (default: empty, starting from the model's BOS token)\n"
     "  -f, --file FILE     read the prompt from FILE\n"
     "  -n N                generate at most N tokens, 0 or more (default 256; stops earlier at EOS\n"
@@ -634,18 +633,6 @@ done:
     return rc;
 }
 
-/* The model MODEL names, or else the one shipped in the repository, from its root or next to
-   examples/ (argv0: the program's path). */
-static const char *model_path(const char *model, const char *argv0)
-{
-    static char beside[4096];
-    const char *slash = strrchr(argv0, '/');
-    if (model) return model;
-    if (!slash || access(DEFAULT_MODEL, R_OK) == 0) return DEFAULT_MODEL;
-    snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv0), argv0);
-    return beside;
-}
-
 int main(int argc, char **argv)
 {
     args a;
@@ -662,7 +649,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (rc) return 1;
-    a.eng.model = model_path(a.eng.model, argv[0]);
+    a.eng.model = cli_model_path(a.eng.model, argv[0]);
     if (cli_load_model(a.eng.model, a.eng.weights, a.eng.map, a.eng.threads, &model, &err))
         return cli_model_failed(a.eng.model, &err, a.eng.prompt_flag);
     rc = cli_load_tokenizer(&a.eng, model, 0, &tok) ? 1 : a.chat ? run_chat(&a, model, tok) : run_prompt(&a, model, tok);

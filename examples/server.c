@@ -37,12 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_MODEL "models/dint-kjv.safetensors"
 #define DEFAULT_CTX 4096
 
 static const char *usage =
     "usage: server [MODEL] [options]\n"
-    "  MODEL            a dintattn .safetensors model with a tokenizer (default: " DEFAULT_MODEL ")\n"
+    "  MODEL            a dintattn .safetensors model with a tokenizer (default: " CLI_DEFAULT_MODEL ")\n"
     "  --host H         address to listen on (default 127.0.0.1)\n"
     "  --port P         port (default 8080; 0 picks a free one, named on stderr)\n"
     "  --ctx N          session context in tokens (default: min(the model's max_seq_len, 4096))\n"
@@ -594,18 +593,6 @@ static int parse_args(int argc, char **argv, server_args *a, server *s)
     return cli_engine_done(&a->eng) ? 1 : -1;
 }
 
-/* The model given, else the shipped one: in the working directory, or beside the program's
-   directory (examples/../models/...) when run from elsewhere. */
-static const char *model_path(const char *model, const char *argv0)
-{
-    static char beside[4096];
-    const char *slash = strrchr(argv0, '/');
-    if (model) return model;
-    if (!slash || access(DEFAULT_MODEL, R_OK) == 0) return DEFAULT_MODEL;
-    snprintf(beside, sizeof beside, "%.*s/../" DEFAULT_MODEL, (int)(slash - argv0), argv0);
-    return beside;
-}
-
 /* The model's id in replies: its file name without directory and extension. */
 static void name_model(server *s, const char *path)
 {
@@ -722,7 +709,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     argv = cli_aliases(&argc, argv); /* --fast */
     if ((rc = parse_args(argc, argv, &a, &s)) >= 0) return rc;
-    path = model_path(a.eng.model, argv[0]);
+    path = cli_model_path(a.eng.model, argv[0]);
     name_model(&s, path);
     rc = 1;
     if (open_engine(&s, &a.eng, path) == 0) {
