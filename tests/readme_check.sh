@@ -57,7 +57,7 @@ awk -v dir="$WORK/blocks" '
     inblock && !other { print > f; next }
     marked && NR > marked { fail("a readme_check marker must be the line just before a ```sh or ```python fence") }
     END { if (bad) exit 1; if (inblock) fail("a code block is not closed") }
-' "$README" || exit 1
+' "$README" || { echo "readme: 0 passed, 1 failed"; exit 1; }
 n_blocks=$(ls "$WORK/blocks" | grep -c '\.mode$')
 if [ "$n_blocks" -eq 0 ]; then
     echo "readme: no \`\`\`sh or \`\`\`python block found in README.md"
