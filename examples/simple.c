@@ -24,6 +24,11 @@ int main(int argc, char **argv)
     int *ids = NULL, n_ids = 0, n_ctx, n_new, i, full = 0, rc = 1;
     float *logits = NULL;
 
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: simple MODEL \"prompt\" [n_tokens (0 or more, default 32)]\n"
+               "Greedy text from a dintattn model file that carries its tokenizer.\n");
+        return 0;
+    }
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: simple MODEL \"prompt\" [n_tokens (default 32)]\n");
         return 2;

@@ -29,6 +29,9 @@ grep -q "cannot open '$tmp/missing.safetensors'" "$tmp/err" && ok || bad "missin
 expect_error "a text file as the model" README.md "text"
 expect_error "no prompt" models/dint-kjv.safetensors
 grep -q '^usage: simple MODEL "prompt"' "$tmp/err" && ok || bad "usage: $(cat "$tmp/err")"
+# --help: usage with the range and default of n_tokens, on stdout, exit 0
+"$bin" --help >"$tmp/help" 2>"$tmp/help.err" && grep -q '^usage: simple MODEL "prompt" \[n_tokens (0 or more, default 32)\]' "$tmp/help" &&
+    [ ! -s "$tmp/help.err" ] && ok || bad "--help: $(cat "$tmp/help" "$tmp/help.err")"
 
 echo "simple: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
