@@ -57,8 +57,9 @@ typedef struct seq {
 typedef struct setup {
     dintattn_precision precision;
     dintattn_kv_type kv;
-    int n_threads, n_batch, max_tokens;
+    int n_threads, n_batch, max_tokens, n_ctx;
     double tol_solo;                        /* TOL_SOLO or TOL_ROUNDED */
+    const float *ref;                       /* the fixture's reference logits for this session, or NULL */
 } setup;
 
 static int chunk_at(const seq *q, int done)
@@ -71,7 +72,7 @@ static int chunk_at(const seq *q, int done)
 static void run_solo(const dintattn_model *m, const seq *q, const setup *su, float *out, int *ended)
 {
     const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
-    dintattn_session *s = test_session_kv(m, 0, su->n_batch, su->n_threads, su->precision, su->kv);
+    dintattn_session *s = test_session_kv(m, su->n_ctx, su->n_batch, su->n_threads, su->precision, su->kv);
     dintattn_error err;
     int done = 0;
     while (done < q->n) {
@@ -86,8 +87,9 @@ static void run_solo(const dintattn_model *m, const seq *q, const setup *su, flo
     dintattn_session_free(s);
 }
 
-/* The sequences stepped together: at call c every sequence that has joined (join <= c) and not
-   finished gives its next chunk; the sessions are left in sess[] */
+/* The sequences stepped together, sequence i in a session made as su[i] (max_tokens: su[0]'s): at
+   call c every sequence that has joined (join <= c) and not finished gives its next chunk; the
+   sessions are left in sess[] */
 static void run_batch(const dintattn_model *m, const seq *qs, int n_seq, const setup *su, float **out,
                       dintattn_session **sess)
 {
@@ -99,7 +101,8 @@ static void run_batch(const dintattn_model *m, const seq *qs, int n_seq, const s
     memset(&opt, 0, sizeof opt);
     opt.max_tokens = su->max_tokens;
     assert_true(n_seq <= 8);
-    for (i = 0; i < n_seq; i++) sess[i] = test_session_kv(m, 0, su->n_batch, su->n_threads, su->precision, su->kv);
+    for (i = 0; i < n_seq; i++)
+        sess[i] = test_session_kv(m, su[i].n_ctx, su[i].n_batch, su[i].n_threads, su[i].precision, su[i].kv);
     for (call = 0; left; call++) {
         int n = 0;
         for (i = 0; i < n_seq; i++) {
@@ -139,10 +142,10 @@ static int make_seqs(const fixture *f, seq *qs)
     return 4;
 }
 
-/* Every sequence of the batch equals its solo run within TOL_SOLO and (ids of the fixture) the
-   reference rows within TOL_REFERENCE, at the rows where one of its chunks ended */
-static double check_batch(const dintattn_model *m, const fixture *f, const float *ref, const setup *su,
-                          const char *what)
+/* Every sequence of the batch (sequence i in a session made as su[i]) equals its solo run within
+   su[i].tol_solo and (ids of the fixture) su[i].ref's rows within TOL_REFERENCE, at the rows where
+   one of its chunks ended */
+static double check_mixed(const dintattn_model *m, const fixture *f, const setup *sus, const char *what)
 {
     const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
     seq qs[4];
@@ -156,8 +159,9 @@ static double check_batch(const dintattn_model *m, const fixture *f, const float
     }
     solo = (float *)calloc((size_t)f->n * V, sizeof(float));
     assert_non_null(solo);
-    run_batch(m, qs, n_seq, su, out, sess);
+    run_batch(m, qs, n_seq, sus, out, sess);
     for (i = 0; i < n_seq; i++) {
+        const setup *su = &sus[i];
         memset(ended, 0, sizeof ended);
         run_solo(m, &qs[i], su, solo, ended);
         for (t = 0; t < qs[i].n; t++) {
@@ -168,8 +172,8 @@ static double check_batch(const dintattn_model *m, const fixture *f, const float
                 fail_msg("%s %s (%d threads): sequence %d row %d against its solo run: %.3g > %.3g", f->name, what,
                          su->n_threads, i, t, e, su->tol_solo);
             if (e > worst) worst = e;
-            if (ref && qs[i].is_prefix) {
-                e = rel_error(out[i] + (size_t)t * V, ref + (size_t)t * V, V);
+            if (su->ref && qs[i].is_prefix) {
+                e = rel_error(out[i] + (size_t)t * V, su->ref + (size_t)t * V, V);
                 if (!(e <= TOL_REFERENCE))
                     fail_msg("%s %s: sequence %d row %d against the reference: %.3g > %.3g", f->name, what, i, t, e,
                              TOL_REFERENCE);
@@ -183,8 +187,18 @@ static double check_batch(const dintattn_model *m, const fixture *f, const float
     free(solo);
     if (getenv("BATCH_SHOW_ERRORS")) /* how TOL_SOLO and TOL_ROUNDED were measured */
         fprintf(stderr, "%s %s %s kv %s %d threads: worst against solo %.3g\n", f->name, what,
-                dintattn_precision_name(su->precision), dintattn_kv_name(su->kv), su->n_threads, worst);
+                dintattn_precision_name(sus->precision), dintattn_kv_name(sus->kv), sus->n_threads, worst);
     return worst;
+}
+
+/* check_mixed with every session made as su */
+static double check_batch(const dintattn_model *m, const fixture *f, const float *ref, const setup *su,
+                          const char *what)
+{
+    setup sus[4];
+    int i;
+    for (i = 0; i < 4; i++) sus[i] = *su, sus[i].ref = ref;
+    return check_mixed(m, f, sus, what);
 }
 
 static float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
@@ -265,6 +279,43 @@ static void test_weight_and_cache_types_in_a_batch(void **state)
         }
 }
 
+/* Sessions unlike the first in a batch: a Q8 or BF16 cache, a shorter or longer context, another
+   thread count, another n_batch (their attention runs on the first's pool and scratch where those
+   fit them, else on their own); each still gives its solo run and the reference of its cache type */
+static void test_unlike_sessions_share_a_batch(void **state)
+{
+    static const char *const ext[] = {".logits", ".kvq8.logits", ".logits", ".kvbf16.logits"};
+    float *refs[4];
+    int f, k;
+    (void)state;
+    assert_true(n_conv >= 4);
+    for (f = 0; f < n_conv; f++) {
+        dintattn_model *m = load_fixture(conv[f].name, DINTATTN_QK_AUTO);
+        const int model_ctx = dintattn_model_config(m)->max_seq_len;
+        setup sus[4];
+        int i, first;
+        assert_true(model_ctx > conv[f].n + 1);
+        for (k = 0; k < 4; k++) refs[k] = read_logits(&conv[f], ext[k], m);
+        for (first = 0; first < 3; first++) { /* kind `first` first: it lends its pool where it fits */
+            memset(sus, 0, sizeof sus);
+            for (i = 0; i < 4; i++) {
+                const int kind = (i + first) % 4; /* which kind of session sequence i gets */
+                sus[i].precision = DINTATTN_PRECISION_EXACT;
+                sus[i].kv = kind == 1 ? DINTATTN_KV_Q8 : kind == 3 ? DINTATTN_KV_BF16 : DINTATTN_KV_F32;
+                sus[i].tol_solo = sus[i].kv == DINTATTN_KV_F32 ? TOL_SOLO : TOL_ROUNDED;
+                sus[i].n_ctx = kind == 2 ? conv[f].n + 1 : 0; /* a context shorter than the others' */
+                sus[i].n_threads = kind == 2 ? 1 : 2;
+                sus[i].n_batch = kind == 3 ? 2 : 0;
+                sus[i].ref = refs[kind];
+            }
+            check_mixed(m, &conv[f], sus, first == 0 ? "unlike sessions, f32 cache first" : first == 1
+                                                      ? "unlike sessions, Q8 cache first" : "unlike sessions, short context first");
+        }
+        for (k = 0; k < 4; k++) free(refs[k]);
+        dintattn_model_free(m);
+    }
+}
+
 /* DINT sessions stepped in a batch keep their record of steps: truncated to n and fed the rest
    of the ids, a session gives the reference's rows again (and its solo run's: a fresh session fed
    the first n ids then the rest) */
@@ -278,7 +329,7 @@ static void test_dint_truncate_after_batched_steps(void **state)
         seq qs[4];
         float *out[4], *ref, *got, *fresh;
         dintattn_session *sess[4], *s;
-        setup su;
+        setup su, sus[4];
         dintattn_error err;
         int i, cut, n_seq;
         if (dintattn_model_config(m)->attention != DINTATTN_ATTN_DINT) {
@@ -292,7 +343,8 @@ static void test_dint_truncate_after_batched_steps(void **state)
         for (i = 0; i < n_seq; i++) out[i] = (float *)calloc((size_t)fx[f].n * V, sizeof(float));
         got = (float *)malloc(sizeof(float) * V * (size_t)fx[f].n);
         fresh = (float *)malloc(sizeof(float) * V * (size_t)fx[f].n);
-        run_batch(m, qs, n_seq, &su, out, sess);
+        for (i = 0; i < n_seq; i++) sus[i] = su;
+        run_batch(m, qs, n_seq, sus, out, sess);
         for (cut = 1; cut < qs[0].n; cut += 3) {
             const int rest = qs[0].n - cut;
             if (dintattn_session_truncate(sess[0], cut, &err) != DINTATTN_OK) fail_msg("truncate: %s", err.message);
@@ -396,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_bad_batches_are_refused_without_side_effects),
         cmocka_unit_test(test_every_fixture_in_a_batch_equals_its_solo_run),
         cmocka_unit_test(test_weight_and_cache_types_in_a_batch),
+        cmocka_unit_test(test_unlike_sessions_share_a_batch),
         cmocka_unit_test(test_dint_truncate_after_batched_steps),
     };
     n_fx = read_fixtures(fx, 0);
