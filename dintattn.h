@@ -484,8 +484,9 @@ typedef struct dintattn_batch_options {
    Every session must be of one model, precision and kernel level, each at most once. Each keeps
    its own cache, position and DINT sums; a sequence joins or leaves a batch by being in the list.
    The stacked tokens' products run in items[0].sess's buffers on its thread pool, as its dispatch
-   plan routes a chunk of that many tokens; each sequence's attention runs on its own session's
-   pool and scratch. Tokens past max_tokens go in further passes (each a step of its session, as
+   plan routes a chunk of that many tokens; each sequence's attention (its heads shared out) runs
+   on that pool too, or on its own session's where its cache type differs or its context is longer.
+   Tokens past max_tokens go in further passes (each a step of its session, as
    dintattn_session_truncate records them; a session's part of a pass is at most its n_batch). */
 DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int n_items,
                                                  const dintattn_batch_options *opt, dintattn_error *err);
