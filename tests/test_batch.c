@@ -279,6 +279,40 @@ static void test_weight_and_cache_types_in_a_batch(void **state)
         }
 }
 
+/* A batch of one sequence runs its chunks as dintattn_prefill / dintattn_decode do: the same
+   route for the same number of tokens, so the same logits bit for bit, on every fixture */
+static void test_a_batch_of_one_is_the_solo_run(void **state)
+{
+    int f, th;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
+        seq qs[4];
+        setup su;
+        float *out[1], *solo = (float *)calloc((size_t)fx[f].n * V, sizeof(float));
+        dintattn_session *sess[1];
+        int ended[MAX_IDS], q;
+        make_seqs(&fx[f], qs);
+        memset(&su, 0, sizeof su);
+        su.precision = DINTATTN_PRECISION_AUTO, su.kv = DINTATTN_KV_F32;
+        for (th = 1; th <= 2; th++)
+            for (q = 0; q < 4; q++) {
+                su.n_threads = th;
+                out[0] = (float *)calloc((size_t)fx[f].n * V, sizeof(float));
+                memset(solo, 0, sizeof(float) * (size_t)fx[f].n * V);
+                run_batch(m, &qs[q], 1, &su, out, sess);
+                run_solo(m, &qs[q], &su, solo, ended);
+                if (memcmp(out[0], solo, sizeof(float) * (size_t)qs[q].n * V))
+                    fail_msg("%s sequence %d, %d threads: a batch of one differs from its solo run", fx[f].name, q, th);
+                dintattn_session_free(sess[0]);
+                free(out[0]);
+            }
+        free(solo);
+        dintattn_model_free(m);
+    }
+}
+
 /* Sessions unlike the first in a batch: a Q8 or BF16 cache, a shorter or longer context, another
    thread count, another n_batch (their attention runs on the first's pool and scratch where those
    fit them, else on their own); each still gives its solo run and the reference of its cache type */
@@ -446,6 +480,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_batches_are_refused_without_side_effects),
+        cmocka_unit_test(test_a_batch_of_one_is_the_solo_run),
         cmocka_unit_test(test_every_fixture_in_a_batch_equals_its_solo_run),
         cmocka_unit_test(test_weight_and_cache_types_in_a_batch),
         cmocka_unit_test(test_unlike_sessions_share_a_batch),
