@@ -485,7 +485,8 @@ typedef struct dintattn_batch_options {
    its own cache, position and DINT sums; a sequence joins or leaves a batch by being in the list.
    The stacked tokens' products run in items[0].sess's buffers on its thread pool, as its dispatch
    plan routes a chunk of that many tokens; each sequence's attention (its heads shared out) runs
-   on that pool too, or on its own session's where its cache type differs or its context is longer.
+   on that pool too (all decoded tokens' (sequence, run of heads) pairs in one job), or on its own
+   session's where its cache type differs or its context is longer.
    Tokens past max_tokens go in further passes (each a step of its session, as
    dintattn_session_truncate records them; a session's part of a pass is at most its n_batch). */
 DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int n_items,
@@ -6712,6 +6713,20 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
                      w->kvt ? w->kvt + (size_t)tid * w->kvt_ld : NULL, 1);
 }
 
+/* A batch's decoded tokens that attend on one pool (each chunk's w): unit u is run u % n_runs of
+   chunk u / n_runs, so the threads share out every (sequence, run of heads) at once. */
+typedef struct dintattn__decodes {
+    const dintattn__chunk *ch;
+    int count;
+} dintattn__decodes;
+
+static void dintattn__decodes_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__decodes *j = (const dintattn__decodes *)ctx;
+    const int runs = j->ch[0].s->model->n_noise_runs;
+    dintattn__attend_unit((void *)&j->ch[unit / runs], unit % runs, tid);
+}
+
 /* Prefill: a unit is a run of heads sharing A2, for the block of queries t0.., query by query on
    thread tid's scratch. */
 typedef struct dintattn__block {
@@ -6944,21 +6959,27 @@ static int dintattn__prefill_sgemm(const dintattn_session *s, int n)
    heads on the pool, query by query, or (where the products use OpenBLAS, whose idle threads
    would spin against the pool's, or for hooks and inspection) each head's scores and W @ V one
    sgemm on OpenBLAS's threads, the softmaxes and DINT's S row by row in order. */
+/* Bytes of the cache a decoded token of the chunk reads (small ones attend on the caller alone) */
+static size_t dintattn__decode_reads(const dintattn__chunk *ch)
+{
+    const dintattn__cache *kv[3];
+    size_t bytes = 0;
+    int c;
+    kv[0] = &ch->s->k1, kv[1] = &ch->s->k2, kv[2] = &ch->s->v;
+    for (c = 0; c < 3; c++)
+        bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
+    return bytes;
+}
+
 static void dintattn__attention(dintattn__chunk *ch)
 {
     dintattn_session *s = ch->s;
     const dintattn_model *m = s->model;
     int t0, nb, run;
     if (ch->n == 1) {
-        const dintattn__cache *kv[3];
-        size_t bytes = 0;
-        int c;
-        kv[0] = &s->k1, kv[1] = &s->k2, kv[2] = &s->v;
-        for (c = 0; c < 3; c++)
-            bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
         /* hooks and inspection see their rows on the calling thread, in order */
-        dintattn__pool_run(bytes < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &ch->w->pool, m->n_noise_runs,
-                           dintattn__attend_unit, ch);
+        dintattn__pool_run(dintattn__decode_reads(ch) < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &ch->w->pool,
+                           m->n_noise_runs, dintattn__attend_unit, ch);
         return;
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
@@ -8525,9 +8546,11 @@ DINTATTN_API dintattn_result dintattn_decode(dintattn_session *s, int token, flo
 }
 
 /* One pass of a batch: part[i] tokens of item i (from done[i]) stacked at rows off[i].. of the
-   host's buffers; `out` holds a row of logits per item that ends in this pass. */
+   host's buffers; `out` holds a row of logits per item that ends in this pass, `chunks` one
+   dintattn__chunk per item. */
 static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item *items, int n_items, const int *done,
-                                 const int *part, const int *off, int N, const dintattn__stack *st, float *out)
+                                 const int *part, const int *off, int N, const dintattn__stack *st, float *out,
+                                 dintattn__chunk *chunks)
 {
     const dintattn_model *m = h->model;
     const dintattn_config *c = &m->cfg;
@@ -8548,9 +8571,12 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
     for (l = 0; l < c->n_layers; l++) {
         const dintattn__layer *L = &m->layers[l];
         dintattn__product wo;
+        dintattn__decodes dec;
+        size_t reads = 0;
         dintattn__norm_chunk(h, L->attn_norm, N);
         dintattn__project(h, l, N, 0, st);
-        for (i = 0; i < n_items; i++) { /* each sequence against its own cache, its heads on the pool */
+        dec.ch = chunks, dec.count = 0;
+        for (i = 0; i < n_items; i++) { /* each sequence against its own cache */
             dintattn_session *s = items[i].sess;
             dintattn__chunk ch;
             if (!part[i]) continue;
@@ -8560,8 +8586,16 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
             ch.q1 = h->q1 + (size_t)off[i] * H * d, ch.q2 = h->q2 + (size_t)off[i] * c->n_q2_heads * d;
             ch.lambda = h->lambda_rows ? h->lambda_rows + (size_t)off[i] * H : NULL;
             ch.att = h->att + (size_t)off[i] * H * c->v_head_dim;
-            dintattn__attention(&ch);
+            if (ch.n == 1 && ch.w == h && !s->hook && !s->insp.row) { /* with the other decodes, below */
+                reads += dintattn__decode_reads(&ch);
+                chunks[dec.count++] = ch;
+            } else {
+                dintattn__attention(&ch); /* its heads on the pool it runs on */
+            }
         }
+        if (dec.count)
+            dintattn__pool_run(reads < dintattn__solo_bytes ? NULL : &h->pool, (int64_t)dec.count * m->n_noise_runs,
+                               dintattn__decodes_unit, &dec);
         wo = dintattn__product_f32(&L->wo, h->att, H * c->v_head_dim, h->x, D, 1);
         dintattn__products(h, N, &wo, 1);
         dintattn__ffn_block(h, l, N);
@@ -8585,6 +8619,7 @@ DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int
 {
     dintattn_session *h;
     dintattn__stack st;
+    dintattn__chunk *chunks;
     size_t bytes;
     void *block;
     float *out;
@@ -8638,13 +8673,14 @@ DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int
                               "holds a step (its n_batch)",
                               cap, h->n_batch);
     if (n_out > cap) n_out = cap; /* a pass ends at most one item a stacked token */
-    bytes = sizeof(float) * (size_t)n_out * (size_t)h->model->cfg.vocab_size +
+    bytes = sizeof(dintattn__chunk) * (size_t)n_items + sizeof(float) * (size_t)n_out * (size_t)h->model->cfg.vocab_size +
             (sizeof(dintattn_session *) + sizeof(int)) * (size_t)cap + 3 * sizeof(int) * (size_t)n_items;
     block = DINTATTN_MALLOC(bytes ? bytes : 1);
     if (!block)
         return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_batch_step: cannot allocate %zu bytes for %d items",
                               bytes, n_items);
-    st.sess = (dintattn_session **)block; /* the pointers first, for their alignment */
+    chunks = (dintattn__chunk *)block; /* the structs and pointers first, for their alignment */
+    st.sess = (dintattn_session **)(chunks + n_items);
     out = (float *)(st.sess + cap);
     st.pos = (int *)(out + (size_t)n_out * (size_t)h->model->cfg.vocab_size);
     done = st.pos + cap, part = done + n_items, off = part + n_items;
@@ -8659,7 +8695,7 @@ DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int
             N += k;
         }
         if (!N) break;
-        dintattn__batch_pass(h, items, n_items, done, part, off, N, &st, out);
+        dintattn__batch_pass(h, items, n_items, done, part, off, N, &st, out, chunks);
         for (i = 0; i < n_items; i++) done[i] += part[i];
     }
     DINTATTN_FREE(block);
