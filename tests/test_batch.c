@@ -239,6 +239,37 @@ static void test_every_fixture_in_a_batch_equals_its_solo_run(void **state)
     }
 }
 
+/* Shared-DIFF's low-rank Q/K run factored (base x + up (down x), the stacked tokens' factors
+   expanded together) and merged, batched, on 1 and 2 threads */
+static void test_shared_diff_forms_in_a_batch(void **state)
+{
+    static const dintattn_qk_form forms[] = {DINTATTN_QK_FACTORED, DINTATTN_QK_MERGED};
+    int f, k, th, checked = 0;
+    (void)state;
+    for (f = 0; f < n_fx; f++)
+        for (k = 0; k < 2; k++) {
+            dintattn_model *m = load_fixture(fx[f].name, forms[k]);
+            float *ref;
+            setup su;
+            if (dintattn_model_config(m)->qk_rank == 0) {
+                dintattn_model_free(m);
+                continue;
+            }
+            ref = read_logits(&fx[f], ".logits", m);
+            assert_int_equal(dintattn_model_qk_factored(m), k == 0);
+            memset(&su, 0, sizeof su);
+            su.precision = DINTATTN_PRECISION_AUTO, su.kv = DINTATTN_KV_F32, su.tol_solo = TOL_SOLO;
+            for (th = 1; th <= 2; th++) {
+                su.n_threads = th;
+                check_batch(m, &fx[f], ref, &su, k == 0 ? "factored" : "merged");
+            }
+            free(ref);
+            dintattn_model_free(m);
+            checked++;
+        }
+    assert_true(checked >= 4);
+}
+
 /* Q8, Q4 and BF16 weights (precision EXACT, against the reference of the converted weights; AUTO,
    with int8 / bf16 activations, against the solo run only) and BF16 / Q8 caches, batched */
 static void test_weight_and_cache_types_in_a_batch(void **state)
@@ -482,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_bad_batches_are_refused_without_side_effects),
         cmocka_unit_test(test_a_batch_of_one_is_the_solo_run),
         cmocka_unit_test(test_every_fixture_in_a_batch_equals_its_solo_run),
+        cmocka_unit_test(test_shared_diff_forms_in_a_batch),
         cmocka_unit_test(test_weight_and_cache_types_in_a_batch),
         cmocka_unit_test(test_unlike_sessions_share_a_batch),
         cmocka_unit_test(test_dint_truncate_after_batched_steps),
