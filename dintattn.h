@@ -489,7 +489,7 @@ typedef struct dintattn_batch_options {
    session's where its cache type differs or its context is longer.
    Tokens past max_tokens go in further passes (each a step of its session, as
    dintattn_session_truncate records them; a session's part of a pass is at most its n_batch). */
-DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int n_items,
+DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *items, int n_items,
                                                  const dintattn_batch_options *opt, dintattn_error *err);
 /* Runs tokens[0..n) as dintattn_prefill does and scores them: logprob[i] = log p(tokens[i + 1] |
    the session's earlier tokens and tokens[0..i]) for i < n - 1 (a log-softmax of each row's
@@ -8614,7 +8614,7 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
             memcpy(items[i].logits, out + (size_t)k++ * V, sizeof(float) * (size_t)V);
 }
 
-DINTATTN_API dintattn_result dintattn_batch_step(dintattn_batch_item *items, int n_items,
+DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *items, int n_items,
                                                  const dintattn_batch_options *opt, dintattn_error *err)
 {
     dintattn_session *h;
