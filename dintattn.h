@@ -469,6 +469,34 @@ DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *sess, const int 
 /* Runs one token through the cache; logits ([vocab_size]) may be NULL. */
 DINTATTN_API dintattn_result dintattn_decode(dintattn_session *sess, int token, float *logits,
                                              dintattn_error *err);
+
+/* One sequence's part of a batched step: n_tokens (1: a decode; more: a chunk of its prompt) run
+   after those its session holds; logits ([vocab_size]) receives the last token's, or is NULL. */
+typedef struct dintattn_batch_item {
+    dintattn_session *sess;
+    const int *tokens;
+    int n_tokens;
+    float *logits;
+} dintattn_batch_item;
+
+/* Valid when zero-initialised (or pass NULL). */
+typedef struct dintattn_batch_options {
+    int max_tokens; /* tokens stacked per pass over the weights; 0 = items[0].sess's n_batch, the most
+                       its buffers hold (more is refused) */
+} dintattn_batch_options;
+
+/* Advances every item's session by its tokens, reading the weights once per pass for all of them;
+   on error (DINTATTN_ERR_ARG / _CONTEXT naming the item, _NOMEM) no session is changed.
+   Every session must be of one model, precision and kernel level, each at most once. Each keeps
+   its own cache, position and DINT sums; a sequence joins or leaves a batch by being in the list.
+   The stacked tokens' products run in items[0].sess's buffers on its thread pool, as its dispatch
+   plan routes a chunk of that many tokens; each sequence's attention (its heads shared out) runs
+   on that pool too (all decoded tokens' (sequence, run of heads) pairs in one job), or on its own
+   session's where its cache type differs or its context is longer.
+   Tokens past max_tokens go in further passes (each a step of its session, as
+   dintattn_session_truncate records them; a session's part of a pass is at most its n_batch). */
+DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *items, int n_items,
+                                                 const dintattn_batch_options *opt, dintattn_error *err);
 /* Runs tokens[0..n) as dintattn_prefill does and scores them: logprob[i] = log p(tokens[i + 1] |
    the session's earlier tokens and tokens[0..i]) for i < n - 1 (a log-softmax of each row's
    logits, in double). The first token is context only: to score a continuation after a context,
@@ -7068,11 +7096,16 @@ static void dintattn__head_post(const dintattn_config *c, const dintattn__layer 
     }
 }
 
-/* The chunk being attended: its n tokens at positions pos0.. of layer l (q1, q2 in the session's
-   rows, keys and values already in the cache). */
+/* The chunk being attended: its n tokens at positions pos0.. of layer l of session s (keys and
+   values already in its cache), their rows of queries, token lambdas and heads' outputs at q1, q2,
+   lambda, att: s's own rows, or a batch's stacked rows in another session (dintattn_batch_step),
+   whose pool and scratch (w) then run it where they fit s's cache type and context. */
 typedef struct dintattn__chunk {
     dintattn_session *s;
+    dintattn_session *w;                    /* whose pool and per-thread scratch run it (s or a batch's host) */
     int l, n, pos0;
+    const float *q1, *q2, *lambda;          /* [n][heads * d] ..., [n][H] (NULL: the layer's lambda) */
+    float *att;                             /* [n][H * dv] */
 } dintattn__chunk;
 
 /* Heads read together in decode (dintattn__attend): DINTATTN__HEADS consecutive heads that share
@@ -7115,10 +7148,10 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
     rd.o_tile = kvt ? kvt + (size_t)DINTATTN__KV_TILE * (size_t)(d > dv ? d : dv) : NULL;
     rd.tile = s->k1.type == DINTATTN_KV_F32 ? width : rows ? DINTATTN__KV_TILE : DINTATTN__KV_PTILE;
     rd.rows = rows;
-    rd.pool = rows ? NULL : &s->pool; /* query by query runs on the pool's threads already */
+    rd.pool = rows ? NULL : &ch->w->pool; /* query by query runs on the pool's threads already */
     if (c->attention != DINTATTN_ATTN_STANDARD) { /* A2 = softmax(q2 k2^T s) */
         const int q2h = dintattn__head_of(h0, c->n_q2_heads, H), k2h = dintattn__head_of(h0, c->n_k2_heads, H);
-        const float *q2 = s->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d, *q1 = s->q1 + ((size_t)t0 * H + h0) * d;
+        const float *q2 = ch->q2 + ((size_t)t0 * c->n_q2_heads + q2h) * d, *q1 = ch->q1 + ((size_t)t0 * H + h0) * d;
         int j0;
         for (j0 = 0; fused && j0 < width; j0 += rd.tile) {
             const int n = width - j0 < rd.tile ? width - j0 : rd.tile;
@@ -7133,11 +7166,11 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
         rd.heads = g > 1;
         if (!fused)
             dintattn__scores_block(&rd, &s->k1, dintattn__head_of(i, c->n_k1_heads, H), A1,
-                                   s->q1 + ((size_t)t0 * H + i) * d, g > 1 ? d : H * d, g > 1 ? g : nb, scale);
+                                   ch->q1 + ((size_t)t0 * H + i) * d, g > 1 ? d : H * d, g > 1 ? g : nb, scale);
         for (j = 0; j < g; j++)
             for (t = 0; t < nb; t++) {
                 const int nk = width - nb + t + 1, pos = nk - 1, h = i + j;
-                const float lambda = s->lambda_rows ? s->lambda_rows[(size_t)(t0 + t) * H + h] : (float)L->lambda;
+                const float lambda = ch->lambda ? ch->lambda[(size_t)(t0 + t) * H + h] : (float)L->lambda;
                 float *a1 = A1 + (size_t)(j + t) * width, *w = W + (size_t)(j + t) * width;
                 const int shown = s->insp.row && dintattn__inspected(&s->insp, l, h, pos);
                 dintattn__head_weights(k, c, lambda, s->S ? dintattn__S_row(s, l, h) : NULL, a1, A2 + (size_t)t * width, w,
@@ -7153,10 +7186,10 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
                 }
                 memset(w + nk, 0, sizeof(float) * (size_t)(width - nk)); /* the future: for the block's W @ V */
             }
-        dintattn__wv_block(&rd, &s->v, dintattn__head_of(i, c->n_v_heads, H), s->att + ((size_t)t0 * H + i) * dv,
+        dintattn__wv_block(&rd, &s->v, dintattn__head_of(i, c->n_v_heads, H), ch->att + ((size_t)t0 * H + i) * dv,
                            g > 1 ? dv : H * dv, W, g > 1 ? g : nb);
         for (j = 0; j < g; j++)
-            for (t = 0; t < nb; t++) dintattn__head_post(c, L, i + j, s->att + ((size_t)(t0 + t) * H + i + j) * dv);
+            for (t = 0; t < nb; t++) dintattn__head_post(c, L, i + j, ch->att + ((size_t)(t0 + t) * H + i + j) * dv);
     }
 }
 
@@ -7165,9 +7198,24 @@ static void dintattn__attend_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__chunk *ch = (const dintattn__chunk *)ctx;
     const dintattn_model *m = ch->s->model;
+    const dintattn_session *w = ch->w;
     dintattn__attend(ch, m->noise_run[unit], m->noise_run[unit + 1], 0, 1,
-                     ch->s->rows + (size_t)tid * DINTATTN__ATT_ROWS * (size_t)ch->s->n_ctx,
-                     ch->s->kvt ? ch->s->kvt + (size_t)tid * ch->s->kvt_ld : NULL, 1);
+                     w->rows + (size_t)tid * DINTATTN__ATT_ROWS * (size_t)w->n_ctx,
+                     w->kvt ? w->kvt + (size_t)tid * w->kvt_ld : NULL, 1);
+}
+
+/* A batch's decoded tokens that attend on one pool (each chunk's w): unit u is run u % n_runs of
+   chunk u / n_runs, so the threads share out every (sequence, run of heads) at once. */
+typedef struct dintattn__decodes {
+    const dintattn__chunk *ch;
+    int count;
+} dintattn__decodes;
+
+static void dintattn__decodes_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__decodes *j = (const dintattn__decodes *)ctx;
+    const int runs = j->ch[0].s->model->n_noise_runs;
+    dintattn__attend_unit((void *)&j->ch[unit / runs], unit % runs, tid);
 }
 
 /* Prefill: a unit is a run of heads sharing A2, for the block of queries t0.., query by query on
@@ -7180,7 +7228,7 @@ typedef struct dintattn__block {
 static void dintattn__attend_block_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__block *b = (const dintattn__block *)ctx;
-    const dintattn_session *s = b->ch->s;
+    const dintattn_session *s = b->ch->w;
     dintattn__attend(b->ch, s->model->noise_run[unit], s->model->noise_run[unit + 1], b->t0, b->nb,
                      s->blk + (size_t)tid * 3 * DINTATTN__QB * (size_t)s->n_ctx,
                      s->kvt ? s->kvt + (size_t)tid * s->kvt_ld : NULL, 1);
@@ -7402,32 +7450,38 @@ static int dintattn__prefill_sgemm(const dintattn_session *s, int n)
    heads on the pool, query by query, or (where the products use OpenBLAS, whose idle threads
    would spin against the pool's, or for hooks and inspection) each head's scores and W @ V one
    sgemm on OpenBLAS's threads, the softmaxes and DINT's S row by row in order. */
+/* Bytes of the cache a decoded token of the chunk reads (small ones attend on the caller alone) */
+static size_t dintattn__decode_reads(const dintattn__chunk *ch)
+{
+    const dintattn__cache *kv[3];
+    size_t bytes = 0;
+    int c;
+    kv[0] = &ch->s->k1, kv[1] = &ch->s->k2, kv[2] = &ch->s->v;
+    for (c = 0; c < 3; c++)
+        bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
+    return bytes;
+}
+
 static void dintattn__attention(dintattn__chunk *ch)
 {
     dintattn_session *s = ch->s;
     const dintattn_model *m = s->model;
     int t0, nb, run;
     if (ch->n == 1) {
-        const dintattn__cache *kv[3];
-        size_t bytes = 0;
-        int c;
-        kv[0] = &s->k1, kv[1] = &s->k2, kv[2] = &s->v;
-        for (c = 0; c < 3; c++)
-            bytes += dintattn__kv_elem[kv[c]->type] * (size_t)(ch->pos0 + 1) * (size_t)kv[c]->heads * (size_t)kv[c]->width;
         /* hooks and inspection see their rows on the calling thread, in order */
-        dintattn__pool_run(bytes < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &s->pool, m->n_noise_runs,
-                           dintattn__attend_unit, ch);
+        dintattn__pool_run(dintattn__decode_reads(ch) < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &ch->w->pool,
+                           m->n_noise_runs, dintattn__attend_unit, ch);
         return;
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
         if (s->hook || s->insp.row || !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s, ch->n) : s->attn_pool)) {
             for (run = 0; run < m->n_noise_runs; run++)
-                dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, s->blk, s->kvp, 0);
+                dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, ch->w->blk, ch->w->kvp, 0);
         } else {
             dintattn__block b;
             b.ch = ch, b.t0 = t0, b.nb = nb;
-            dintattn__pool_run(&s->pool, m->n_noise_runs, dintattn__attend_block_unit, &b);
+            dintattn__pool_run(&ch->w->pool, m->n_noise_runs, dintattn__attend_block_unit, &b);
         }
     }
 }
@@ -8730,11 +8784,19 @@ static void dintattn__token_range(int64_t unit, int n, int *t0, int *t1)
     *t1 = n - *t0 < DINTATTN__TOKEN_UNIT ? n : *t0 + DINTATTN__TOKEN_UNIT;
 }
 
+/* Where each of a batch's stacked tokens goes (dintattn_batch_step): its sequence's session and
+   its position there */
+typedef struct dintattn__stack {
+    dintattn_session **sess;                /* [n] */
+    int *pos;                               /* [n] */
+} dintattn__stack;
+
 /* A unit of the projections' tokens: RoPE in double, queries to their f32 rows, keys (through
-   the thread's k_row) and values to the cache */
+   the thread's k_row) and values to the cache (of the token's own session in a batch) */
 typedef struct dintattn__qk_rows_job {
     dintattn_session *s;
     dintattn__qk_proj **proj;
+    const dintattn__stack *stack;           /* NULL: every token is s's, at pos0 + t */
     int l, n, pos0, n_proj;
 } dintattn__qk_rows_job;
 
@@ -8750,25 +8812,29 @@ static void dintattn__qk_rows_unit(void *ctx, int64_t unit, int tid)
     for (i = 0; i < j->n_proj; i++) {
         const dintattn__qk_proj *p = j->proj[i];
         for (t = t0; t < t1; t++) {
+            const dintattn_session *ts = j->stack ? j->stack->sess[t] : s;
+            const int pos = j->stack ? j->stack->pos[t] : pos0 + t;
             double *row = p->out + (size_t)t * p->heads * d;
             if (c->rope != DINTATTN_ROPE_NONE)
-                dintattn__rope(row, p->heads, d, c->rope_dim, s->rope_cos + (size_t)(pos0 + t) * (c->rope_dim / 2),
-                               s->rope_sin + (size_t)(pos0 + t) * (c->rope_dim / 2), c->rope);
+                dintattn__rope(row, p->heads, d, c->rope_dim, ts->rope_cos + (size_t)pos * (c->rope_dim / 2),
+                               ts->rope_sin + (size_t)pos * (c->rope_dim / 2), c->rope);
             for (h = 0; h < p->heads; h++) {
                 float *dst = p->q_rows ? p->q_rows + ((size_t)t * p->heads + h) * d : k_row;
                 for (k = 0; k < d; k++) dst[k] = (float)row[(size_t)h * d + k];
-                if (!p->q_rows) dintattn__cache_put(p->cache, j->l, h, pos0 + t, dst);
+                if (!p->q_rows) dintattn__cache_put(p->cache == &s->k1 ? &ts->k1 : &ts->k2, j->l, h, pos, dst);
             }
         }
     }
     for (h = 0; h < c->n_v_heads; h++)
         for (t = t0; t < t1; t++)
-            dintattn__cache_put(&s->v, j->l, h, pos0 + t, s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
+            dintattn__cache_put(j->stack ? &j->stack->sess[t]->v : &s->v, j->l, h, j->stack ? j->stack->pos[t] : pos0 + t,
+                                s->v_rows + ((size_t)t * c->n_v_heads + h) * c->v_head_dim);
 }
 
 /* Q1, K1, Q2, K2 and V of the chunk's n rows at positions pos0..: queries into s->q1 and s->q2
-   ([n][heads * d]), keys and values into the cache. */
-static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
+   ([n][heads * d]), keys and values into the cache (with a stack: each token's into its own
+   session's, at its own position). */
+static void dintattn__project(dintattn_session *s, int l, int n, int pos0, const dintattn__stack *stack)
 {
     const dintattn_model *m = s->model;
     const dintattn_config *c = &m->cfg;
@@ -8811,7 +8877,7 @@ static void dintattn__project(dintattn_session *s, int l, int n, int pos0)
     for (i = 0; s->lambda_rows && i < n * H; i++) s->lambda_rows[i] = 1.0f / (1.0f + expf(-s->lambda_rows[i]));
     /* then the factors, and per token on the pool: RoPE, the rows in f32, the keys and values cached */
     if (m->qk_factored) dintattn__expand_factors(s, n, proj, n_proj);
-    tj.s = s, tj.l = l, tj.n = n, tj.pos0 = pos0, tj.proj = proj, tj.n_proj = n_proj;
+    tj.s = s, tj.l = l, tj.n = n, tj.pos0 = pos0, tj.proj = proj, tj.n_proj = n_proj, tj.stack = stack;
     dintattn__per_token(s, n, dintattn__qk_rows_unit, &tj);
 }
 
@@ -8859,8 +8925,9 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     dintattn__product wo;
     dintattn__chunk ch;
     dintattn__norm_chunk(s, L->attn_norm, n);
-    dintattn__project(s, l, n, pos0);
-    ch.s = s, ch.l = l, ch.n = n, ch.pos0 = pos0;
+    dintattn__project(s, l, n, pos0, NULL);
+    ch.s = s, ch.w = s, ch.l = l, ch.n = n, ch.pos0 = pos0;
+    ch.q1 = s->q1, ch.q2 = s->q2, ch.lambda = s->lambda_rows, ch.att = s->att;
     dintattn__attention(&ch);
     wo = dintattn__product_f32(&L->wo, s->att, c->n_heads * c->v_head_dim, s->x, D, 1);
     dintattn__products(s, n, &wo, 1);
@@ -8967,6 +9034,164 @@ DINTATTN_API dintattn_result dintattn_prefill(dintattn_session *s, const int *to
 DINTATTN_API dintattn_result dintattn_decode(dintattn_session *s, int token, float *logits, dintattn_error *err)
 {
     return dintattn_prefill(s, &token, 1, logits, 0, err);
+}
+
+/* One pass of a batch: part[i] tokens of item i (from done[i]) stacked at rows off[i].. of the
+   host's buffers; `out` holds a row of logits per item that ends in this pass, `chunks` one
+   dintattn__chunk per item. */
+static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item *items, int n_items, const int *done,
+                                 const int *part, const int *off, int N, const dintattn__stack *st, float *out,
+                                 dintattn__chunk *chunks)
+{
+    const dintattn_model *m = h->model;
+    const dintattn_config *c = &m->cfg;
+    const int D = c->dim, V = c->vocab_size, H = c->n_heads, d = c->head_dim;
+    dintattn__product head;
+    int i, t, l, k = 0;
+    for (i = 0; i < n_items; i++) {
+        dintattn_session *s = items[i].sess;
+        const int *tokens = items[i].tokens + done[i];
+        if (!part[i]) continue;
+        dintattn__record_step(s, tokens, part[i]);
+        for (t = 0; t < part[i]; t++) {
+            st->sess[off[i] + t] = s, st->pos[off[i] + t] = s->pos + t;
+            s->k->w[m->tok_embeddings.type].to_f32(&m->tok_embeddings, (size_t)tokens[t] * (size_t)D, (size_t)D,
+                                                   h->x + (size_t)(off[i] + t) * D);
+        }
+    }
+    for (l = 0; l < c->n_layers; l++) {
+        const dintattn__layer *L = &m->layers[l];
+        dintattn__product wo;
+        dintattn__decodes dec;
+        size_t reads = 0;
+        dintattn__norm_chunk(h, L->attn_norm, N);
+        dintattn__project(h, l, N, 0, st);
+        dec.ch = chunks, dec.count = 0;
+        for (i = 0; i < n_items; i++) { /* each sequence against its own cache */
+            dintattn_session *s = items[i].sess;
+            dintattn__chunk ch;
+            if (!part[i]) continue;
+            ch.s = s, ch.l = l, ch.n = part[i], ch.pos0 = s->pos;
+            /* the host's per-thread scratch holds A1, A2, W rows of its n_ctx and tiles of its cache type */
+            ch.w = s->k1.type == h->k1.type && s->n_ctx <= h->n_ctx ? h : s;
+            ch.q1 = h->q1 + (size_t)off[i] * H * d, ch.q2 = h->q2 + (size_t)off[i] * c->n_q2_heads * d;
+            ch.lambda = h->lambda_rows ? h->lambda_rows + (size_t)off[i] * H : NULL;
+            ch.att = h->att + (size_t)off[i] * H * c->v_head_dim;
+            if (ch.n == 1 && ch.w == h && !s->hook && !s->insp.row) { /* with the other decodes, below */
+                reads += dintattn__decode_reads(&ch);
+                chunks[dec.count++] = ch;
+            } else {
+                dintattn__attention(&ch); /* its heads on the pool it runs on */
+            }
+        }
+        if (dec.count)
+            dintattn__pool_run(reads < dintattn__solo_bytes ? NULL : &h->pool, (int64_t)dec.count * m->n_noise_runs,
+                               dintattn__decodes_unit, &dec);
+        wo = dintattn__product_f32(&L->wo, h->att, H * c->v_head_dim, h->x, D, 1);
+        dintattn__products(h, N, &wo, 1);
+        dintattn__ffn_block(h, l, N);
+    }
+    for (i = 0; i < n_items; i++) {
+        if (!part[i]) continue;
+        items[i].sess->pos += part[i];
+        if (items[i].logits && done[i] + part[i] == items[i].n_tokens)
+            dintattn__rmsnorm(h->xn + (size_t)k++ * D, h->x + (size_t)(off[i] + part[i] - 1) * D, m->norm, D, c->norm_eps);
+    }
+    if (!k) return;
+    head = dintattn__product_f32(&m->output, h->xn, D, out, V, 0);
+    dintattn__products(h, k, &head, 1);
+    for (i = 0, k = 0; i < n_items; i++)
+        if (part[i] && items[i].logits && done[i] + part[i] == items[i].n_tokens)
+            memcpy(items[i].logits, out + (size_t)k++ * V, sizeof(float) * (size_t)V);
+}
+
+DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *items, int n_items,
+                                                 const dintattn_batch_options *opt, dintattn_error *err)
+{
+    dintattn_session *h;
+    dintattn__stack st;
+    dintattn__chunk *chunks;
+    size_t bytes;
+    void *block;
+    float *out;
+    int *done, *part, *off, cap, i, j, n_out = 0;
+    if (!items || n_items <= 0)
+        return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_batch_step: no items (items %s, n_items = %d)",
+                              items ? "given" : "NULL", n_items);
+    for (i = 0; i < n_items; i++) {
+        const dintattn_session *s = items[i].sess;
+        if (!s || !items[i].tokens)
+            return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_batch_step: item %d has no %s (NULL)", i,
+                                  s ? "tokens" : "session");
+        if (s->model != items[0].sess->model)
+            return dintattn__fail(err, DINTATTN_ERR_ARG,
+                                  "dintattn_batch_step: item %d's session is of another model than item 0's: "
+                                  "batch only sessions of one model",
+                                  i);
+        if (s->precision != items[0].sess->precision || s->k != items[0].sess->k)
+            return dintattn__fail(err, DINTATTN_ERR_ARG,
+                                  "dintattn_batch_step: item %d's session runs at precision %s, kernels %s, item 0's "
+                                  "at %s, %s: batch only sessions made with one precision and kernel level",
+                                  i, dintattn_precision_name(s->precision), dintattn_kernels_name(s->k->level),
+                                  dintattn_precision_name(items[0].sess->precision),
+                                  dintattn_kernels_name(items[0].sess->k->level));
+        for (j = 0; j < i; j++)
+            if (items[j].sess == s)
+                return dintattn__fail(err, DINTATTN_ERR_ARG,
+                                      "dintattn_batch_step: items %d and %d are one session: give a session's tokens "
+                                      "in one item",
+                                      j, i);
+        if (items[i].n_tokens <= 0)
+            return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_batch_step: item %d has no tokens (n_tokens = %d)", i,
+                                  items[i].n_tokens);
+        if (items[i].n_tokens > s->n_ctx - s->pos)
+            return dintattn__fail(err, DINTATTN_ERR_CONTEXT,
+                                  "dintattn_batch_step: item %d's %d tokens do not fit: its session holds %d of %d", i,
+                                  items[i].n_tokens, s->pos, s->n_ctx);
+        for (j = 0; j < items[i].n_tokens; j++)
+            if (items[i].tokens[j] < 0 || items[i].tokens[j] >= s->model->cfg.vocab_size)
+                return dintattn__fail(err, DINTATTN_ERR_ARG,
+                                      "dintattn_batch_step: item %d's token %d at index %d is outside the vocabulary "
+                                      "[0, %d)",
+                                      i, items[i].tokens[j], j, s->model->cfg.vocab_size);
+        n_out += items[i].logits != NULL;
+    }
+    h = items[0].sess;
+    cap = opt && opt->max_tokens ? opt->max_tokens : h->n_batch;
+    if (cap < 0 || cap > h->n_batch)
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_batch_step: max_tokens = %d is outside [0, %d], the tokens item 0's session "
+                              "holds a step (its n_batch)",
+                              cap, h->n_batch);
+    if (n_out > cap) n_out = cap; /* a pass ends at most one item a stacked token */
+    bytes = sizeof(dintattn__chunk) * (size_t)n_items + sizeof(float) * (size_t)n_out * (size_t)h->model->cfg.vocab_size +
+            (sizeof(dintattn_session *) + sizeof(int)) * (size_t)cap + 3 * sizeof(int) * (size_t)n_items;
+    block = DINTATTN_MALLOC(bytes ? bytes : 1);
+    if (!block)
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_batch_step: cannot allocate %zu bytes for %d items",
+                              bytes, n_items);
+    chunks = (dintattn__chunk *)block; /* the structs and pointers first, for their alignment */
+    st.sess = (dintattn_session **)(chunks + n_items);
+    out = (float *)(st.sess + cap);
+    st.pos = (int *)(out + (size_t)n_out * (size_t)h->model->cfg.vocab_size);
+    done = st.pos + cap, part = done + n_items, off = part + n_items;
+    memset(done, 0, sizeof(int) * (size_t)n_items);
+    for (;;) {
+        int N = 0;
+        for (i = 0; i < n_items; i++) {
+            int k = items[i].n_tokens - done[i];
+            if (k > items[i].sess->n_batch) k = items[i].sess->n_batch;
+            if (k > cap - N) k = cap - N;
+            part[i] = k, off[i] = N;
+            N += k;
+        }
+        if (!N) break;
+        dintattn__batch_pass(h, items, n_items, done, part, off, N, &st, out, chunks);
+        for (i = 0; i < n_items; i++) done[i] += part[i];
+    }
+    DINTATTN_FREE(block);
+    dintattn__ok(err);
+    return DINTATTN_OK;
 }
 
 DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *s, int n, dintattn_error *err)
