@@ -92,9 +92,10 @@ $(BUILD)/test_cplusplus: tests/test_cplusplus.cpp tests/test_util.h dintattn.h
 
 # --- make check: one target per suite (run-NAME, also usable alone), run in parallel -----------
 # Each writes $(BUILD)/logs/NAME.log and prints one line; the summary prints the logs of the suites
-# that failed and exits non-zero if any did. test_engine runs once per kernel level.
+# that failed and exits non-zero if any did. test_engine and test_batch run once per kernel level.
 AVX512_BW_VL := $(shell grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw avx512vl /proc/cpuinfo && echo yes)
 SUITES := test_engine test_engine_portable test_engine_avx2 test_engine_avx512 \
+          test_batch_portable test_batch_avx2 test_batch_avx512 \
           $(if $(AVX512_BW_VL),test_engine_bf16_emulated) \
           cli needle generate simple score attention $(filter-out test_engine,$(TESTS))
 LOGS   := $(BUILD)/logs
@@ -105,6 +106,8 @@ $(addprefix run-,$(TESTS)): run-%: $(BUILD)/%
 	$(RUN) $(BUILD)/$*
 run-test_engine_portable run-test_engine_avx2 run-test_engine_avx512: run-test_engine_%: $(BUILD)/test_engine
 	$(RUN) env DINTATTN_KERNELS=$* $(BUILD)/test_engine
+run-test_batch_portable run-test_batch_avx2 run-test_batch_avx512: run-test_batch_%: $(BUILD)/test_batch
+	$(RUN) env DINTATTN_KERNELS=$* $(BUILD)/test_batch
 run-test_engine_bf16_emulated: $(BUILD)/bf16_emulated/test_engine
 	$(RUN) env DINTATTN_KERNELS=avx512 $<
 run-cli: $(BIN)/logits $(BIN)/tokenize $(BIN)/bench
