@@ -53,7 +53,7 @@ static const char *usage =
     "  --svg-layer L       the layer whose rows the figure draws (default: the last shown)\n"
     "  --svg-metric M      the heatmap's metric: span, rest, sum, neg_sum, neg_share, entropy or\n"
     "                      lambda (default: span with --span, else neg_share)\n"
-    "  --threads T         threads for matrix rows (default 2; attention runs on the calling thread\n"
+    "  --threads T         threads for matrix rows (" CLI_THREADS_RANGE "; attention runs on the calling thread\n"
     "                      while rows are inspected)\n"
     CLI_ENGINE_USAGE
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"

@@ -45,7 +45,7 @@ static const char *usage =
     "                      without a tokenizer is fine)\n"
     "  --json              one JSON object instead of the table (--ppl, --kl: the figures)\n"
     "  --ctx N             tokens per window, at most the model's max_seq_len (the default)\n"
-    "  --threads T         threads for attention heads and matrix rows (default 2)\n"
+    "  --threads T         threads for attention heads and matrix rows (" CLI_THREADS_RANGE ")\n"
     CLI_ENGINE_USAGE
     "  --tokenizer FILE    a tokenizer or tiktoken rank file instead of the model's own\n"
     "  -h, --help          this text\n";

@@ -45,7 +45,7 @@ static const char *usage =
     "  --host H         address to listen on (default 127.0.0.1)\n"
     "  --port P         port (default 8080; 0 picks a free one, named on stderr)\n"
     "  --ctx N          session context in tokens (default: min(the model's max_seq_len, 4096))\n"
-    "  --threads T      threads for decode, prompts and converting weights at load (default 2)\n"
+    "  --threads T      threads for decode, prompts and converting weights at load (" CLI_THREADS_RANGE ")\n"
     "  --timeout S      seconds a client has to send its request (default 10)\n"
     CLI_ENGINE_USAGE
     "  -h, --help       this text\n";

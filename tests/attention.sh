@@ -215,5 +215,7 @@ expect_error "bad --kernels" $m --ids "$ids" --kernels sse2
 [ ! -e "$tmp/x.svg" ] && ok || bad "a refused run left an SVG"
 "$bin" --help >"$tmp/help" 2>&1 && grep -q -- "--span-text" "$tmp/help" && ok || bad "--help"
 
+grep -q -- "--threads T .*(1 to 256, default 2" "$tmp/help" && ok || bad "--help: the --threads range"
+
 echo "attention: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

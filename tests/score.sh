@@ -335,5 +335,7 @@ expect_error "--kl: other windows" $tok -f "$tmp/text.txt" --ctx 12 --kl "$tmp/t
 [ ! -e "$tmp/no/such/dir/x.bin" ] && ok || bad "a failed --save-logits left a file"
 "$bin" --help >"$tmp/help" 2>&1 && grep -q -- "--ppl" "$tmp/help" && grep -q -- "--choices" "$tmp/help" && ok || bad "--help"
 
+grep -q -- "--threads T .*(1 to 256, default 2" "$tmp/help" && ok || bad "--help: the --threads range"
+
 echo "score: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
