@@ -32,19 +32,6 @@
 static fixture fx[MAX_FIXTURES], conv[MAX_FIXTURES];
 static int n_fx, n_conv;
 
-static int read_converted(fixture *out)
-{
-    FILE *f = fopen(FIXTURES "converted.txt", "r");
-    char ids[1024];
-    int n = 0;
-    if (!f) return 0;
-    while (n < MAX_FIXTURES && fscanf(f, "%95s %1023s", out[n].name, ids) == 2) {
-        out[n].n = parse_ids(ids, out[n].ids);
-        n++;
-    }
-    fclose(f);
-    return n;
-}
 
 /* One sequence of a batch: ids[0..n), joining the batch at call `join`, its first chunk `first`
    tokens and each later one `then` (1: decodes) */

@@ -26,20 +26,6 @@
 static fixture fx[MAX_FIXTURES], pairs[MAX_FIXTURES], conv[MAX_FIXTURES];
 static int n_fx, n_pairs, n_conv;
 
-/* converted.txt: "NAME IDS" per line, as manifest.txt (fixtures for dintattn_load_options.weights) */
-static int read_converted(fixture *out)
-{
-    FILE *f = fopen(FIXTURES "converted.txt", "r");
-    char ids[1024];
-    int n = 0;
-    if (!f) return 0;
-    while (n < MAX_FIXTURES && fscanf(f, "%95s %1023s", out[n].name, ids) == 2) {
-        out[n].n = parse_ids(ids, out[n].ids);
-        n++;
-    }
-    fclose(f);
-    return n;
-}
 
 static dintattn_session *session(const dintattn_model *m, int n_batch, int n_threads)
 {

@@ -107,10 +107,10 @@ TEST_HELPER int parse_ids(const char *s, int *ids)
     return n;
 }
 
-/* Reads manifest.txt (pairs = 0) or pairs.txt (pairs = 1); returns the count. */
-TEST_HELPER int read_fixtures(fixture *fx, int pairs)
+/* Reads a list of fixtures, "NAME IDS" per line (pairs: "NAME OTHER IDS"); returns the count. */
+TEST_HELPER int read_fixture_list(fixture *fx, const char *path, int pairs)
 {
-    FILE *f = fopen(pairs ? FIXTURES "pairs.txt" : FIXTURES "manifest.txt", "r");
+    FILE *f = fopen(path, "r");
     char ids[1024];
     int n = 0;
     if (!f) return 0;
@@ -123,6 +123,18 @@ TEST_HELPER int read_fixtures(fixture *fx, int pairs)
     }
     fclose(f);
     return n;
+}
+
+/* Reads manifest.txt (pairs = 0) or pairs.txt (pairs = 1); returns the count. */
+TEST_HELPER int read_fixtures(fixture *fx, int pairs)
+{
+    return read_fixture_list(fx, pairs ? FIXTURES "pairs.txt" : FIXTURES "manifest.txt", pairs);
+}
+
+/* converted.txt: the fixtures loaded with dintattn_load_options.weights converting them. */
+TEST_HELPER int read_converted(fixture *fx)
+{
+    return read_fixture_list(fx, FIXTURES "converted.txt", 0);
 }
 
 TEST_HELPER void fixture_path(char *out, size_t cap, const char *name, const char *ext)
