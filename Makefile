@@ -132,10 +132,12 @@ check-sanitize:
 	    $(MAKE) --no-print-directory check BUILD=build/sanitize CFLAGS="-O1 -g $(SAN)"
 
 # The thread pool under ThreadSanitizer: test_threads (4 threads sharing a model, sessions with
-# pools of their own). OpenBLAS's threads are not instrumented, so it runs on one of them.
+# pools of their own) and test_batch (sequences attending on one session's pool, or their own).
+# OpenBLAS's threads are not instrumented, so it runs on one of them.
 check-tsan:
-	$(MAKE) --no-print-directory build/tsan/test_threads BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread"
+	$(MAKE) --no-print-directory build/tsan/test_threads build/tsan/test_batch BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread"
 	TSAN_OPTIONS=halt_on_error=1 OPENBLAS_NUM_THREADS=1 ./build/tsan/test_threads
+	TSAN_OPTIONS=halt_on_error=1 OPENBLAS_NUM_THREADS=1 ./build/tsan/test_batch
 
 # Regenerates tests/fixtures from tools/reference.py (needs python3-numpy).
 fixtures:
