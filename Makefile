@@ -194,8 +194,10 @@ fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 	    grep -E '^Done|stat::number_of_executed_units' $(BUILD)/fuzz/fuzz_$$h.log | head -1; \
 	done
 
-# examples/server: its HTTP layer is in server_http.h (fuzz_http and test_hardening include it too).
-# `make check-server` drives the server with curl and the openai npm client (tests/server_test.sh).
+# examples/server serves HTTP with libmicrohttpd (Debian's libmicrohttpd-dev); its request bodies are
+# read by server_params.h, which fuzz_http drives. `make check-server` drives the server with curl
+# and the openai npm client (tests/server_test.sh).
+$(BIN)/server: LDLIBS += -lmicrohttpd
 .PHONY: check-server
 $(BUILD)/fuzz/fuzz_http: $(wildcard examples/*.h)
 check-server: $(BIN)/server

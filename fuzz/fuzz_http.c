@@ -1,18 +1,16 @@
-/* libFuzzer harness: examples/server's byte-level layer (examples/server_http.h and the string
-   helpers of examples/strbuf.h), no sockets and no model. The first byte picks the mode (the rest is the input):
-     0: an HTTP request: srv_http_parse; when the head is whole and the body is there, the body is
-        read as the JSON of the endpoint the path names (as the server would)
-     1: a /v1/completions body, 2: a /v1/chat/completions body (srv_parse_params)
+/* libFuzzer harness: examples/server's own byte-level layer (examples/server_params.h and the
+   string helpers of examples/strbuf.h), no sockets and no model; HTTP itself is libmicrohttpd's.
+   The first byte picks the mode (the rest is the input):
+     0, 1: a /v1/completions body, 2: a /v1/chat/completions body (srv_parse_params)
      3: bytes as streamed text: cut at every point the stream would cut (srv_utf8_partial), each
         piece escaped (srv_buf_json_str)
-   Contract: the parser answers 0, 1 or an HTTP error status with a reason; a whole head lies in the
-   input and is at most 16 KiB; a body is read or refused with a message; every escaped string is
-   valid JSON that dintattn.h's JSON reader reads back as the input (invalid UTF-8 as U+FFFD);
-   held-back tails are at most 3 bytes of an unfinished character, and the streamed pieces read as
-   the whole text does. */
+   Contract: a body is read or refused with a message, and what is read is in range (prompts,
+   token ids, n, logprobs, stop strings); every escaped string is valid JSON that dintattn.h's
+   JSON reader reads back as the input (invalid UTF-8 as U+FFFD); held-back tails are at most 3
+   bytes of an unfinished character, and the streamed pieces read as the whole text does. */
 #define DINTATTN_IMPLEMENTATION
 #include "../dintattn.h"
-#include "../examples/server_http.h"
+#include "../examples/server_params.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +28,9 @@ static void check_params(const char *body, size_t n, int chat)
     if (r != 0 && r != -1) abort();
     if (r == -1 && (!err[0] || !memchr(err, 0, sizeof err))) abort();
     if (r == 0) {
-        if (p.max_tokens == 0 || p.max_tokens < -1) abort();
+        if (p.max_tokens < -1 || (p.max_tokens == 0 && !p.echo)) abort();
         if (!(p.temperature >= 0 && p.temperature <= 2) || !(p.top_p >= 0 && p.top_p <= 1)) abort();
+        if (p.n < 1 || p.n > SRV_MAX_N || p.logprobs < -1 || p.logprobs > SRV_MAX_TOP) abort();
         if (p.n_stop < 0 || p.n_stop > SRV_MAX_STOPS) abort();
         for (k = 0; k < p.n_stop; k++)
             if (!p.stop[k] || p.stop_len[k] == 0 || strlen(p.stop[k]) != p.stop_len[k]) abort();
@@ -39,8 +38,15 @@ static void check_params(const char *body, size_t n, int chat)
             if (p.n_msgs < 1 || !p.msgs) abort();
             for (k = 0; k < p.n_msgs; k++)
                 if (!p.msgs[k].role || !p.msgs[k].content) abort();
-        } else if (!p.prompt || strlen(p.prompt) != p.prompt_len) {
-            abort();
+        } else {
+            if (p.n_prompts < 1 || p.n_prompts > SRV_MAX_PROMPTS || !p.prompts) abort();
+            for (k = 0; k < p.n_prompts; k++) {
+                const srv_prompt *q = &p.prompts[k];
+                int i;
+                if (q->text ? strlen(q->text) != q->len : (q->n_ids < 1 || !q->ids)) abort();
+                for (i = 0; !q->text && i < q->n_ids; i++)
+                    if (q->ids[i] < 0) abort();
+            }
         }
     }
     srv_params_free(&p);
@@ -107,30 +113,11 @@ static void check_stream(const char *s, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *in = (const char *)data + 1, *why = NULL;
+    const char *in = (const char *)data + 1;
     size_t n = size ? size - 1 : 0;
-    srv_http_req req;
-    int st;
     if (size == 0) return 0;
     switch (data[0] & 3) {
     case 0:
-        st = srv_http_parse(in, n, &req, &why);
-        if (!why) abort();
-        if (st == 1) {
-            if (n >= SRV_MAX_HEAD) abort();
-        } else if (st == 0) {
-            if (req.head_len == 0 || req.head_len > n || req.head_len > SRV_MAX_HEAD) abort();
-            if (!memchr(req.method, 0, sizeof req.method) || !memchr(req.path, 0, sizeof req.path)) abort();
-            if (req.path[0] != '/' || req.content_length > SRV_MAX_BODY) abort();
-            if (req.content_length >= 0 && (size_t)req.content_length <= n - req.head_len) {
-                int chat = !strcmp(req.path, "/v1/chat/completions");
-                if (chat || !strcmp(req.path, "/v1/completions"))
-                    check_params(in + req.head_len, (size_t)req.content_length, chat);
-            }
-        } else {
-            if (st < 400 || st > 599 || !why[0]) abort();
-        }
-        break;
     case 1:
     case 2:
         check_params(in, n, (data[0] & 3) == 2);

@@ -141,9 +141,8 @@ post /v1/completions "$ext" >/dev/null
 E1=$(getj choices.0.text)
 C1=$(get usage.prompt_tokens_details.cached_tokens)
 check "prefix reuse: the extension reuses the cached tokens" '[ "$C1" -gt 0 ] && [ "$C1" -lt "$(get usage.prompt_tokens)" ]'
-post /v1/completions '{"prompt":"Unrelated","max_tokens":2}' >/dev/null
-post /v1/completions "$ext" >/dev/null
-check "prefix reuse: the same text as from an empty session" '[ "$(get usage.prompt_tokens_details.cached_tokens)" = 0 ] &&
+post /v1/completions "${ext%\}},\"cache_prompt\":false}" >/dev/null
+check "prefix reuse: the same text as from an empty session (cache_prompt false)" '[ "$(get usage.prompt_tokens_details.cached_tokens)" = 0 ] &&
     [ ${#E1} -gt 2 ] && [ "$(getj choices.0.text)" = "$E1" ]'
 
 # --- chat -------------------------------------------------------------------------------------
@@ -162,8 +161,7 @@ post /v1/chat/completions "$chat}" >/dev/null
 post /v1/chat/completions "$turn2" >/dev/null
 R2=$(getj choices.0.message.content)
 check "chat: the second turn reuses the first's tokens" '[ "$(get usage.prompt_tokens_details.cached_tokens)" -gt 0 ]'
-post /v1/completions '{"prompt":"Unrelated","max_tokens":2}' >/dev/null
-post /v1/chat/completions "$turn2" >/dev/null
+post /v1/chat/completions "${turn2%\}},\"cache_prompt\":false}" >/dev/null
 check "chat: the second turn from an empty session says the same" '[ ${#R2} -gt 2 ] && [ "$(getj choices.0.message.content)" = "$R2" ]'
 
 # --- hostile requests ---------------------------------------------------------------------------
@@ -174,7 +172,7 @@ check "a repeated key: 400 naming it" 'is_error "$st" 400 && said "the body is n
 st=$(post /v1/completions '[1,2]')
 check "a body that is no object: 400" 'is_error "$st" 400 && said "the body must be a JSON object"'
 st=$(post /v1/completions '{"prompt":"x","max_tokens":"x"}')
-check "max_tokens \"x\": 400 naming it" 'is_error "$st" 400 max_tokens && said "'"'max_tokens'"' must be an integer of at least 1"'
+check "max_tokens \"x\": 400 naming it" 'is_error "$st" 400 max_tokens && said "'"'max_tokens'"' must be an integer of at least 1 (0 only with echo)"'
 st=$(post /v1/completions '{"prompt":"x","max_tokens":2.0}')
 check "max_tokens 2.0: 400 (an integer is written without a fraction)" 'is_error "$st" 400 max_tokens'
 st=$(post /v1/completions '{"prompt":"x","stop":["a",1]}')
@@ -185,8 +183,18 @@ st=$(post /v1/completions '{"prompt":"x","temperature":-1}')
 check "temperature -1: 400 naming it" 'is_error "$st" 400 temperature'
 st=$(post /v1/completions '{"prompt":"x","stream":"yes"}')
 check "stream \"yes\": 400" 'is_error "$st" 400 stream'
-st=$(post /v1/completions '{"prompt":"x","n":2}')
-check "n 2: 400" 'is_error "$st" 400 n'
+st=$(post /v1/completions '{"prompt":"x","n":65}')
+check "n 65: 400" 'is_error "$st" 400 n'
+st=$(post /v1/completions '{"prompt":"x","max_tokens":0}')
+check "max_tokens 0 without echo: 400" 'is_error "$st" 400 max_tokens'
+st=$(post /v1/completions '{"prompt":[[1,2],[3,-1]]}')
+check "a negative token id: 400" 'is_error "$st" 400 prompt'
+st=$(post /v1/completions '{"prompt":[5,999999]}')
+check "a token id past the vocabulary: 400 naming it" 'is_error "$st" 400 prompt && get error.message | grep -q "token id 999999 is not in the model"'
+st=$(post /v1/chat/completions '{"messages":[{"role":"user","content":"x"}],"top_logprobs":3}')
+check "top_logprobs without logprobs: 400" 'is_error "$st" 400 top_logprobs'
+st=$(post /v1/completions '{"prompt":"x","logprobs":21}')
+check "logprobs 21: 400" 'is_error "$st" 400 logprobs'
 st=$(post /v1/completions '{"max_tokens":3}')
 check "no prompt: 400" 'is_error "$st" 400 prompt'
 st=$(post /v1/chat/completions '{"messages":[{"role":"user","content":7}]}')
@@ -194,10 +202,10 @@ check "content 7: 400" 'is_error "$st" 400 messages && said "messages[0].content
 head -c 2000000 /dev/zero | tr '\0' 'a' >"$tmp/big"
 st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 30 --data-binary @"$tmp/big" "$url/v1/completions")
 check "a 2 MB body: 413" 'is_error "$st" 413'
-st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 30 -H 'Transfer-Encoding: chunked' --data-binary '{"prompt":"x"}' "$url/v1/completions")
-check "a chunked body: 411" 'is_error "$st" 411'
-st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 10 -H "X-Big: $(head -c 17000 "$tmp/big")" "$url/v1/models")
-check "17 KB of headers: 431" 'is_error "$st" 431'
+st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 30 -H 'Transfer-Encoding: chunked' --data-binary "$greedy" "$url/v1/completions")
+check "a chunked body: read as any other" '[ "$st" = 200 ] && [ "$(getj choices.0.text)" = "$T1" ]'
+st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 10 -H "X-Big: $(head -c 70000 "$tmp/big")" "$url/v1/models")
+check "70 KB of headers: 431" '[ "$st" = 431 ]'
 st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 10 "$url/v2/nothing")
 check "unknown endpoint: 404" 'is_error "$st" 404'
 st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 10 "$url/v1/completions")
@@ -207,18 +215,17 @@ check "POST /v1/models: 405" 'is_error "$st" 405'
 check "bad Content-Length: 400" '[ "$(raw "POST /v1/completions HTTP/1.1\r\nContent-Length: abc\r\n\r\n")" = 400 ]'
 check "negative Content-Length: 400" '[ "$(raw "POST /v1/completions HTTP/1.1\r\nContent-Length: -5\r\n\r\n")" = 400 ]'
 check "two Content-Lengths: 400" '[ "$(raw "POST /v1/completions HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}")" = 400 ]'
-check "POST without Content-Length: 411" '[ "$(raw "POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n")" = 411 ]'
-check "a garbage request line: 400" '[ "$(raw "HELLO\r\n\r\n")" = 400 ]'
+check "POST without a body: 400" '[ "$(raw "POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n")" = 400 ]'
+raw "HELLO\r\n\r\n" >/dev/null # libmicrohttpd closes such a connection without an answer
+check "a garbage request line: the server goes on" '[ "$(curl -s -o /dev/null -w "%{http_code}" --max-time 10 "$url/health")" = 200 ]'
 check "HTTP/2.0: 505" '[ "$(raw "GET /v1/models HTTP/2.0\r\n\r\n")" = 505 ]'
 
-# a client that stalls mid-request holds the server for --timeout (3 s), then gets 408
+# a client that stalls mid-request holds only its own connection, closed after --timeout (3 s)
 exec 4<>"/dev/tcp/127.0.0.1/$port"
 printf 'POST /v1/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"prom' >&4
-t0=$(date +%s)
-st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 20 "$url/v1/models")
-t1=$(date +%s)
-check "a stalled client: the next request is served after the timeout" '[ "$st" = 200 ] && [ $((t1 - t0)) -le 8 ]'
-check "a stalled client gets 408" 'timeout 5 head -c 100 <&4 | grep -q "^HTTP/1.1 408"'
+st=$(post /v1/completions "$greedy")
+check "a stalled client: the next request is served meanwhile" '[ "$st" = 200 ] && [ "$(getj choices.0.text)" = "$T1" ]'
+check "a stalled client: closed after --timeout" 'timeout 8 cat <&4 >/dev/null'
 exec 4<&-
 
 # a client that leaves mid-stream stops its generation
@@ -228,7 +235,7 @@ printf 'POST /v1/completions HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s' "${#body}
 exec 4<&-
 sleep 0.5
 st=$(curl -s -o "$tmp/out" -w '%{http_code}' --max-time 10 "$url/v1/models")
-check "a client gone mid-stream: generation stopped, server serving" '[ "$st" = 200 ] && grep -q "client gone" "$tmp/server.log"'
+check "a client gone mid-stream: generation stopped, server serving" '[ "$st" = 200 ] && grep -q "the client left" "$tmp/server.log"'
 
 post /v1/completions "$greedy" >/dev/null
 check "after the hostile requests: the same greedy text" '[ "$(getj choices.0.text)" = "$T1" ]'
@@ -250,8 +257,7 @@ if json chatmodel "$model" "$tmp/chat.safetensors" && start_server "$tmp/chat.lo
     post /v1/chat/completions "$t2" >/dev/null
     R2=$(getj choices.0.message.content)
     check "template: the next turn reuses the cached prefix" '[ "$(get usage.prompt_tokens_details.cached_tokens)" -gt 0 ]'
-    post /v1/completions '{"prompt":"Unrelated","max_tokens":2}' >/dev/null
-    post /v1/chat/completions "$t2" >/dev/null
+    post /v1/chat/completions "${t2%\}},\"cache_prompt\":false}" >/dev/null
     check "template: the next turn from an empty session says the same" '[ ${#R2} -gt 2 ] && [ "$(getj choices.0.message.content)" = "$R2" ] &&
         [ "$(get usage.prompt_tokens_details.cached_tokens)" = 0 ]'
     st=$(post /v1/chat/completions '{"messages":[{"role":"tool","content":"x"}]}')

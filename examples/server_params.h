@@ -1,15 +1,11 @@
-/* server_http.h: the byte-level half of examples/server.c, kept apart so that a libFuzzer
-   harness (fuzz/fuzz_http.c) and tests/test_hardening.c can drive it without sockets or a model:
-
-     srv_http_parse     an HTTP/1.x request head (request line and headers) from a byte buffer
-     srv_parse_params   the JSON body of /v1/completions and /v1/chat/completions
-
-   (the JSON strings of the replies are written with strbuf.h's srv_buf_json_str).
+/* server_params.h: the JSON bodies of examples/server.c's /v1/completions and
+   /v1/chat/completions (srv_parse_params), kept apart so that a libFuzzer harness
+   (fuzz/fuzz_http.c) can drive it without sockets or a model. HTTP itself is libmicrohttpd's.
    JSON is read with dintattn.h's JSON reader (dintattn_json_parse, dintattn_json_get: RFC 8259
    syntax, bounded nesting, no duplicate keys), rather than a second parser: include this file
    after dintattn.h. */
-#ifndef DINTATTN_SERVER_HTTP_H
-#define DINTATTN_SERVER_HTTP_H
+#ifndef DINTATTN_SERVER_PARAMS_H
+#define DINTATTN_SERVER_PARAMS_H
 
 #include <limits.h>
 #include <math.h>
@@ -20,135 +16,36 @@
 
 #include "strbuf.h" /* srv_buf, srv_buf_json_str, srv_utf8_partial */
 
-#define SRV_MAX_HEAD (16 * 1024)     /* request line + headers; past it: 431 */
 #define SRV_MAX_BODY (1024 * 1024)   /* a request body; past it: 413 */
 #define SRV_MAX_STOPS 16             /* stop strings of a request (the template's come on top) */
-
-/* --- the HTTP request head ----------------------------------------------------------------- */
-
-typedef struct srv_http_req {
-    char method[16];
-    char path[1024];          /* the target up to '?' */
-    int minor;                /* HTTP/1.0 or 1.1 */
-    long content_length;      /* -1: no Content-Length */
-    int expect_continue;      /* Expect: 100-continue */
-    size_t head_len;          /* bytes of the head, its blank line included */
-} srv_http_req;
-
-static int srv_is_tchar(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static int srv_ieq(const char *a, size_t n, const char *b)
-{
-    size_t i;
-    if (strlen(b) != n) return 0;
-    for (i = 0; i < n; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        if (x != y) return 0;
-    }
-    return 1;
-}
-
-/* Parses the head of one request in buf[0..len). Returns 0 when it is complete and well formed
-   (r filled; the body starts at r->head_len), 1 when more bytes are needed, or the HTTP status to
-   answer with (400, 411, 413, 414, 431, 501, 505), *why naming the fault. Lines end in CRLF or LF. */
-SRV_FN int srv_http_parse(const char *buf, size_t len, srv_http_req *r, const char **why)
-{
-    size_t end = 0, i, line, sp1, sp2;
-    int have_te = 0;
-    memset(r, 0, sizeof *r);
-    r->content_length = -1;
-    *why = "";
-    /* the blank line that ends the head, within SRV_MAX_HEAD bytes */
-    for (i = 0; i < len && i < SRV_MAX_HEAD; i++)
-        if (buf[i] == '\n' && ((i >= 1 && buf[i - 1] == '\n') || (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n'))) {
-            end = i + 1;
-            break;
-        }
-    if (!end) {
-        if (len >= SRV_MAX_HEAD) return *why = "request head over 16 KiB", 431;
-        return 1;
-    }
-    r->head_len = end;
-    /* request line: METHOD SP TARGET SP HTTP/1.x */
-    for (line = 0; buf[line] != '\n'; line++) {}
-    if (line > 0 && buf[line - 1] == '\r') line--;
-    for (sp1 = 0; sp1 < line && buf[sp1] != ' '; sp1++)
-        if (!srv_is_tchar((unsigned char)buf[sp1])) return *why = "bad request line", 400;
-    if (sp1 == 0 || sp1 >= line) return *why = "bad request line", 400;
-    if (sp1 >= sizeof r->method) return *why = "method too long", 501;
-    memcpy(r->method, buf, sp1);
-    for (sp2 = sp1 + 1; sp2 < line && buf[sp2] != ' '; sp2++)
-        if ((unsigned char)buf[sp2] <= 0x20 || (unsigned char)buf[sp2] >= 0x7F) return *why = "bad request target", 400;
-    if (sp2 >= line || sp2 == sp1 + 1) return *why = "bad request line", 400;
-    if (buf[sp1 + 1] != '/') return *why = "the request target must start with '/'", 400;
-    for (i = sp1 + 1; i < sp2 && buf[i] != '?'; i++) {}
-    if (i - (sp1 + 1) >= sizeof r->path) return *why = "request target too long", 414;
-    memcpy(r->path, buf + sp1 + 1, i - (sp1 + 1));
-    if (line - (sp2 + 1) != 8 || memcmp(buf + sp2 + 1, "HTTP/", 5) != 0 || buf[sp2 + 7] != '.' ||
-        buf[sp2 + 6] < '0' || buf[sp2 + 6] > '9' || buf[sp2 + 8] < '0' || buf[sp2 + 8] > '9')
-        return *why = "bad HTTP version", 400;
-    if (buf[sp2 + 6] != '1' || (buf[sp2 + 8] != '0' && buf[sp2 + 8] != '1'))
-        return *why = "only HTTP/1.0 and 1.1 are served", 505;
-    r->minor = buf[sp2 + 8] - '0';
-    /* header fields: NAME ":" OWS VALUE OWS */
-    for (i = line + (buf[line] == '\r' ? 2 : 1); i < end;) {
-        size_t eol, colon, v0, v1, next;
-        for (eol = i; buf[eol] != '\n'; eol++) {}
-        next = eol + 1;
-        if (eol > i && buf[eol - 1] == '\r') eol--;
-        if (eol == i) break; /* the blank line */
-        if (buf[i] == ' ' || buf[i] == '\t') return *why = "folded header line", 400;
-        for (colon = i; colon < eol && buf[colon] != ':'; colon++)
-            if (!srv_is_tchar((unsigned char)buf[colon])) return *why = "bad header name", 400;
-        if (colon == i || colon >= eol) return *why = "bad header line", 400;
-        for (v0 = colon + 1; v0 < eol && (buf[v0] == ' ' || buf[v0] == '\t'); v0++) {}
-        for (v1 = eol; v1 > v0 && (buf[v1 - 1] == ' ' || buf[v1 - 1] == '\t'); v1--) {}
-        for (next = v0; next < v1; next++) {
-            unsigned char c = (unsigned char)buf[next];
-            if ((c < 0x20 && c != '\t') || c == 0x7F) return *why = "control character in a header", 400;
-        }
-        if (srv_ieq(buf + i, colon - i, "content-length")) {
-            long v = 0;
-            size_t k;
-            if (v1 == v0) return *why = "bad Content-Length", 400;
-            for (k = v0; k < v1; k++) {
-                if (buf[k] < '0' || buf[k] > '9') return *why = "bad Content-Length", 400;
-                if (v <= SRV_MAX_BODY) v = v * 10 + (buf[k] - '0');
-            }
-            if (r->content_length >= 0 && r->content_length != v) return *why = "conflicting Content-Length headers", 400;
-            r->content_length = v;
-        } else if (srv_ieq(buf + i, colon - i, "transfer-encoding")) {
-            have_te = 1;
-        } else if (srv_ieq(buf + i, colon - i, "expect")) {
-            if (!srv_ieq(buf + v0, v1 - v0, "100-continue")) return *why = "unsupported Expect", 417;
-            r->expect_continue = 1;
-        }
-        i = eol + (buf[eol] == '\r' ? 2 : 1);
-    }
-    if (have_te && r->content_length >= 0) return *why = "both Transfer-Encoding and Content-Length", 400;
-    if (have_te) return *why = "Transfer-Encoding (chunked request bodies) is not supported: send Content-Length", 411;
-    if (r->content_length > SRV_MAX_BODY) return *why = "request body over 1 MiB", 413;
-    if (r->content_length < 0 && !strcmp(r->method, "POST")) return *why = "a POST needs Content-Length", 411;
-    return 0;
-}
+#define SRV_MAX_PROMPTS 256          /* prompts of one completions request (a list, as evaluators send) */
+#define SRV_MAX_N 64                 /* samples per prompt ('n') */
+#define SRV_MAX_TOP 20               /* most alternatives per token in logprobs (OpenAI's bound) */
 
 /* --- the JSON body of a generation request --------------------------------------------------- */
+
+/* One prompt of a completions request: a text, or token ids given as numbers (used as they are:
+   no BOS is added). */
+typedef struct srv_prompt {
+    const char *text;                 /* NULL for ids */
+    size_t len;
+    int *ids;                         /* malloc'ed */
+    int n_ids;
+} srv_prompt;
 
 typedef struct srv_params {
     dintattn_json *json;              /* the parsed body: the strings below point into it */
     int chat, stream, include_usage;
-    const char *prompt;               /* completions */
-    size_t prompt_len;
+    srv_prompt *prompts;              /* completions: one or more prompts */
+    int n_prompts;
     dintattn_chat_message *msgs;      /* chat */
     char **joined;                    /* per message: its text parts joined (content as a list), or NULL */
     int n_msgs;
-    int max_tokens;                   /* -1 when not given */
+    int max_tokens;                   /* -1 when not given; 0 (completions with echo) scores the prompt only */
+    int n;                            /* samples per prompt */
+    int logprobs;                     /* -1: none; else alternatives per token (0 to SRV_MAX_TOP) */
+    int echo;                         /* completions: the prompt comes back first, logprobs included */
+    int cache_prompt;                 /* reuse a slot's ids (as llama.cpp's server; default 1) */
     double temperature, top_p;
     int has_seed;
     unsigned long long seed;
@@ -161,6 +58,8 @@ SRV_FN void srv_params_free(srv_params *p)
 {
     int k;
     dintattn_json_free(p->json);
+    for (k = 0; p->prompts && k < p->n_prompts; k++) free(p->prompts[k].ids);
+    free(p->prompts);
     for (k = 0; p->joined && k < p->n_msgs; k++) free(p->joined[k]);
     free(p->joined);
     free(p->msgs);
@@ -274,6 +173,102 @@ static int srv_parse_stop(const dintattn_json *j, const dintattn_json_node *v, s
     return 0;
 }
 
+/* A list of token ids (numbers) into pr->ids; -1 (err set) if one is not an integer >= 0. */
+static int srv_parse_ids(const dintattn_json *j, const dintattn_json_node *v, srv_prompt *pr, char *err, size_t cap,
+                         const char **param)
+{
+    int i, n = dintattn_json_len(j, v);
+    pr->ids = (int *)malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!pr->ids) return srv_bad(err, cap, param, "out of memory");
+    for (i = 0; i < n; i++) {
+        long long id;
+        if (!dintattn_json_int(j, dintattn_json_at(j, v, i), &id) || id < 0 || id > INT_MAX)
+            return srv_bad(err, cap, param, "'prompt' as token ids must hold integers of at least 0 (item %d is not)", i);
+        pr->ids[i] = (int)id;
+    }
+    pr->n_ids = n;
+    return 0;
+}
+
+/* "prompt": a string, a list of strings, a list of token ids, or a list of such lists (as
+   lm-evaluation-harness sends a batch). */
+static int srv_parse_prompts(const dintattn_json *j, const dintattn_json_node *root, srv_params *p, char *err,
+                             size_t cap, const char **param)
+{
+    const dintattn_json_node *v = dintattn_json_get(j, root, "prompt");
+    dintattn_json_kind t = dintattn_json_type(j, v);
+    int i, n = 1, list = 0;
+    *param = "prompt";
+    if (!v || t == DINTATTN_JSON_NULL) return srv_bad(err, cap, param, "'prompt' is required");
+    if (t == DINTATTN_JSON_ARRAY) {
+        dintattn_json_kind t0 = dintattn_json_type(j, dintattn_json_at(j, v, 0));
+        n = dintattn_json_len(j, v);
+        if (n < 1) return srv_bad(err, cap, param, "'prompt' must not be an empty list");
+        list = t0 == DINTATTN_JSON_STRING || t0 == DINTATTN_JSON_ARRAY;
+        if (!list) n = 1; /* one prompt of ids */
+        if (n > SRV_MAX_PROMPTS) return srv_bad(err, cap, param, "at most %d prompts in one request", SRV_MAX_PROMPTS);
+    } else if (t != DINTATTN_JSON_STRING) {
+        return srv_bad(err, cap, param, "'prompt' must be a string, a list of strings, or token ids");
+    }
+    p->prompts = (srv_prompt *)calloc((size_t)n, sizeof *p->prompts);
+    if (!p->prompts) return srv_bad(err, cap, param, "out of memory");
+    p->n_prompts = n;
+    for (i = 0; i < n; i++) {
+        const dintattn_json_node *e = list ? dintattn_json_at(j, v, i) : v;
+        srv_prompt *pr = &p->prompts[i];
+        if (dintattn_json_type(j, e) == DINTATTN_JSON_STRING) {
+            pr->text = dintattn_json_str(j, e, &pr->len);
+        } else if (dintattn_json_type(j, e) == DINTATTN_JSON_ARRAY) {
+            if (list && dintattn_json_type(j, dintattn_json_at(j, e, 0)) == DINTATTN_JSON_ARRAY)
+                return srv_bad(err, cap, param, "'prompt' item %d: a list of token ids must hold numbers", i);
+            if (srv_parse_ids(j, e, pr, err, cap, param)) return -1;
+            if (pr->n_ids == 0) return srv_bad(err, cap, param, "'prompt' item %d is an empty list of token ids", i);
+        } else {
+            return srv_bad(err, cap, param, "'prompt' item %d must be a string or a list of token ids", i);
+        }
+    }
+    return 0;
+}
+
+/* logprobs: completions' "logprobs" (an integer: alternatives per token, with "echo"); chat's
+   "logprobs" (a boolean) and "top_logprobs" (an integer). */
+static int srv_parse_logprobs(const dintattn_json *j, const dintattn_json_node *root, srv_params *p, char *err,
+                              size_t cap, const char **param)
+{
+    const dintattn_json_node *v = dintattn_json_get(j, root, "logprobs");
+    long long k;
+    if (p->chat) {
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
+            *param = "logprobs";
+            if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'logprobs' must be a boolean");
+            if (dintattn_json_bool(j, v)) p->logprobs = 0;
+        }
+        v = dintattn_json_get(j, root, "top_logprobs");
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
+            *param = "top_logprobs";
+            if (!dintattn_json_int(j, v, &k) || k < 0 || k > SRV_MAX_TOP)
+                return srv_bad(err, cap, param, "'top_logprobs' must be an integer from 0 to %d", SRV_MAX_TOP);
+            if (p->logprobs < 0 && k > 0) return srv_bad(err, cap, param, "'top_logprobs' needs 'logprobs': true");
+            if (p->logprobs >= 0) p->logprobs = (int)k;
+        }
+    } else {
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
+            *param = "logprobs";
+            if (!dintattn_json_int(j, v, &k) || k < 0 || k > SRV_MAX_TOP)
+                return srv_bad(err, cap, param, "'logprobs' must be an integer from 0 to %d", SRV_MAX_TOP);
+            p->logprobs = (int)k;
+        }
+        v = dintattn_json_get(j, root, "echo");
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
+            *param = "echo";
+            if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'echo' must be a boolean");
+            p->echo = dintattn_json_bool(j, v);
+        }
+    }
+    *param = NULL;
+    return 0;
+}
+
 /* Reads the body of /v1/completions (chat = 0) or /v1/chat/completions (chat = 1). Returns 0, or
    -1 with a message in err (and *param naming the field, or NULL). Unknown fields are ignored;
    the fields read here must have their OpenAI types and ranges. p owns memory even on failure:
@@ -289,6 +284,9 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
     memset(p, 0, sizeof *p);
     p->chat = chat;
     p->max_tokens = -1;
+    p->n = 1;
+    p->logprobs = -1;
+    p->cache_prompt = 1;
     p->temperature = 1.0;
     p->top_p = 1.0;
     *param = NULL;
@@ -303,28 +301,26 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
     if (chat) {
         if (srv_parse_messages(j, root, p, err, cap, param)) return -1;
     } else {
-        v = dintattn_json_get(j, root, "prompt");
-        *param = "prompt";
-        if (!v) return srv_bad(err, cap, param, "'prompt' is required");
-        if (dintattn_json_len(j, v) == 1 && dintattn_json_type(j, v) == DINTATTN_JSON_ARRAY &&
-            dintattn_json_type(j, dintattn_json_at(j, v, 0)) == DINTATTN_JSON_STRING)
-            v = dintattn_json_at(j, v, 0); /* a list of one prompt */
-        p->prompt = dintattn_json_str(j, v, &p->prompt_len);
-        if (!p->prompt) return srv_bad(err, cap, param, "'prompt' must be a string (or a list of one string)");
+        if (srv_parse_prompts(j, root, p, err, cap, param)) return -1;
     }
     *param = NULL;
     v = dintattn_json_get(j, root, chat ? "max_completion_tokens" : "max_tokens");
     if (dintattn_json_type(j, v) == DINTATTN_JSON_NULL) v = dintattn_json_get(j, root, "max_tokens");
     if (dintattn_json_type(j, v) != DINTATTN_JSON_NULL) {
         *param = "max_tokens";
-        if (!dintattn_json_int(j, v, &ival) || ival < 1 || ival > INT_MAX)
-            return srv_bad(err, cap, param, "'max_tokens' must be an integer of at least 1");
+        if (!dintattn_json_int(j, v, &ival) || ival < 0 || ival > INT_MAX)
+            return srv_bad(err, cap, param, "'max_tokens' must be an integer of at least 1 (0 only with echo)");
         p->max_tokens = (int)ival;
     }
     if (srv_number(j, root, "temperature", 0, 2, &p->temperature, err, cap, param)) return -1;
     if (srv_number(j, root, "top_p", 0, 1, &p->top_p, err, cap, param)) return -1;
     num = 1;
-    if (srv_number(j, root, "n", 1, 1, &num, err, cap, param)) return srv_bad(err, cap, param, "only 'n' = 1 is supported");
+    if (srv_number(j, root, "n", 1, SRV_MAX_N, &num, err, cap, param)) return -1;
+    if (num != (int)num) return srv_bad(err, cap, param, "'n' must be an integer from 1 to %d", SRV_MAX_N);
+    p->n = (int)num;
+    if (srv_parse_logprobs(j, root, p, err, cap, param)) return -1;
+    if (p->max_tokens == 0 && !p->echo)
+        return *param = "max_tokens", srv_bad(err, cap, param, "'max_tokens' must be at least 1 (0 only with echo)");
     if (dintattn_json_type(j, v = dintattn_json_get(j, root, "seed")) != DINTATTN_JSON_NULL) {
         *param = "seed";
         if (!dintattn_json_int(j, v, &ival)) return srv_bad(err, cap, param, "'seed' must be an integer");
@@ -335,6 +331,11 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
         *param = "stream";
         if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'stream' must be a boolean");
         p->stream = dintattn_json_bool(j, v);
+    }
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "cache_prompt")) != DINTATTN_JSON_NULL) {
+        *param = "cache_prompt";
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'cache_prompt' must be a boolean");
+        p->cache_prompt = dintattn_json_bool(j, v);
     }
     if (dintattn_json_type(j, v = dintattn_json_get(j, root, "stream_options")) != DINTATTN_JSON_NULL) {
         const dintattn_json_node *u = dintattn_json_get(j, v, "include_usage");
@@ -351,4 +352,4 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
     return 0;
 }
 
-#endif /* DINTATTN_SERVER_HTTP_H */
+#endif /* DINTATTN_SERVER_PARAMS_H */
