@@ -200,7 +200,7 @@ fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 $(BIN)/server: LDLIBS += -lmicrohttpd
 .PHONY: check-server
 $(BUILD)/fuzz/fuzz_http: $(wildcard examples/*.h)
-check-server: $(BIN)/server
+check-server: $(BIN)/server $(BIN)/logits
 	bash tests/server_test.sh $(BIN)/server
 
 check-valgrind: $(BIN)/logits $(BIN)/tokenize $(BIN)/generate $(BIN)/score $(BIN)/needle

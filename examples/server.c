@@ -528,7 +528,9 @@ static void run_plan(server *s, const plan *pl)
             keep = 0;
         }
     }
-    if (keep > dst->n_ids) keep = dst->n_ids; /* a failed copy */
+    /* the plan's prefix was measured before this step's other plans ran: one may have changed the
+       source since (as its own destination) */
+    if (keep > common_prefix(dst, r, c->prompt)) keep = common_prefix(dst, r, c->prompt);
     if (keep < dintattn_session_pos(dst->sess) && dintattn_session_truncate(dst->sess, keep, &err) != DINTATTN_OK) {
         fprintf(stderr, "server: slot %d: %s\n", dst->id, err.message);
         dintattn_session_reset(dst->sess);

@@ -2,7 +2,7 @@
 //   get FILE PATH        prints the JSON value at PATH (a.0.b; strings raw, others as JSON)
 //   getj FILE PATH       prints the value at PATH as JSON (texts compare and embed safely so)
 //   sse FILE FIELD       checks a server-sent event stream (every "data:" line JSON or the final
-//                        [DONE], every byte valid UTF-8) and prints the concatenated text (FIELD:
+//                        [DONE], ":" comments skipped, every byte valid UTF-8) and prints the concatenated text (FIELD:
 //                        text or content) as JSON, then a line "finish=REASON done=1|0 events=N"
 //   cat J...             the concatenation of JSON strings, as JSON
 //   slice J START LEN    a substring (UTF-16 units, as JavaScript counts), as JSON
@@ -32,7 +32,7 @@ if (cmd === "get") {
   const text = new TextDecoder("utf-8", { fatal: true }).decode(raw); // every chunk valid UTF-8
   let out = "", finish = "none", done = 0, events = 0;
   for (const block of text.split("\n\n")) {
-    if (!block) continue;
+    if (!block || block.startsWith(":")) continue; // empty, or a comment (the server's keep-alive)
     if (!block.startsWith("data: ")) throw new Error("not an SSE data block: " + block.slice(0, 80));
     const data = block.slice(6);
     if (done) throw new Error("data after [DONE]");

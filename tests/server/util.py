@@ -43,7 +43,7 @@ elif cmd == "sse":
     text = open(a, "rb").read().decode("utf-8")  # strict: every chunk valid UTF-8
     res, finish, done, events = "", "none", 0, 0
     for block in text.split("\n\n"):
-        if not block:
+        if not block or block.startswith(":"):  # empty, or a comment (the server's keep-alive)
             continue
         if not block.startswith("data: ") or done:
             raise SystemExit("bad SSE block: " + block[:80])
