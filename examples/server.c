@@ -392,7 +392,7 @@ static int request_prepare(server *s, request *r, char *msg, size_t cap, const c
            with seed + k, so that each is reproducible alone */
         so.temperature = p->top_p > 0 ? (float)p->temperature : 0.0f;
         so.top_p = p->top_p < 1 ? (float)p->top_p : 0.0f;
-        so.seed = (p->has_seed ? p->seed : (unsigned long long)time(NULL) * 2654435761ull + s->n_requests * 977) +
+        so.seed = (p->has_seed ? p->seed : (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)(uintptr_t)r) +
                   (unsigned long long)c->sample;
         if (dintattn_sampler_new(s->V, &so, &c->smp, &err)) return *param = "temperature", snprintf(msg, cap, "%s", err.message), 400;
     }

@@ -322,9 +322,9 @@ rc=0
 wait "$main_pid" || rc=$?
 pids=""
 check "SIGTERM: the server exits with status 0" '[ "$rc" = 0 ]'
-if grep -q -E "AddressSanitizer|LeakSanitizer|runtime error" "$tmp"/*.log; then
+if grep -q -E "AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error" "$tmp"/*.log; then
     bad "a sanitizer report in the server's log"
-    grep -h -A 20 -E "AddressSanitizer|LeakSanitizer|runtime error" "$tmp"/*.log | head -60
+    grep -h -A 30 -E "AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error" "$tmp"/*.log | head -60
 fi
 
 # --- bad command lines: one line on stderr naming the problem, a non-zero exit, no listening -------
