@@ -445,9 +445,9 @@ static int chat_turn(chat *c, int turn, const char *line, size_t n)
         free(ids);
         return cli_fail("prefill", err.message);
     }
-    if (had > 0 && reused == 0)
-        fprintf(stderr, "generate: the conversation does not begin with the %d tokens the session holds "
-                        "(they differ from token %d on): prefilling all %d again\n", had, common, n_ids);
+    if (reused < had)
+        fprintf(stderr, "generate: the conversation differs from the %d tokens the session holds from token %d on: "
+                        "keeping %d, prefilling %d\n", had, common, reused, n_ids - reused);
     dintattn_sampler_reset(c->sampler); /* as a fresh process: the seed's sequence, the prompt's ids */
     for (i = 0; i < n_ids; i++) dintattn_sampler_accept(c->sampler, ids[i]);
     free(ids);

@@ -7,8 +7,8 @@
                  dintattn_stop_safe_end)
      tg_encode   a prompt's ids in a new array, with the library's BOS rule
                  (dintattn_tokenizer_encode_prompt), special tokens' texts as their ids
-     tg_cache    the ids a session holds; tg_cache_load prefills only what extends them (a
-                 conversation going on), else starts the session again
+     tg_cache    the ids a session holds; tg_cache_load keeps their longest common prefix with a
+                 new prompt (dintattn_session_truncate) and prefills only the rest
 
    Include after dintattn.h (with the implementation). */
 #ifndef DINTATTN_TEXTGEN_H
@@ -123,18 +123,21 @@ TG_FN int tg_common_prefix(const int *a, int na, const int *b, int nb)
     return k;
 }
 
-/* Puts ids[0..n) in the session and its logits (of the last id) in logits: after the ids it holds
-   if they are a prefix of these with at least one id more (the conversation goes on), else from an
-   empty session. Returns the ids reused, or -1 (err set; the session is then empty). */
+/* Puts ids[0..n) in the session and its logits (of the last id) in logits, keeping the longest
+   prefix the session already holds (all but the last id at most, whose logits are needed) and
+   cutting the rest (dintattn_session_truncate): a conversation that goes on prefills only its new
+   turn, one whose last turn was edited or taken back only what changed. Returns the ids reused,
+   or -1 (err set; the session is then empty). */
 TG_FN int tg_cache_load(tg_cache *c, dintattn_session *sess, const int *ids, int n, float *logits, dintattn_error *err)
 {
-    int reuse = 0;
-    if (c->n > 0 && c->n < n && memcmp(c->ids, ids, sizeof(int) * (size_t)c->n) == 0 && dintattn_session_pos(sess) == c->n)
-        reuse = c->n;
-    if (!reuse) {
+    int reuse = dintattn_session_pos(sess) == c->n ? tg_common_prefix(c->ids, c->n, ids, n) : 0;
+    if (reuse > n - 1) reuse = n - 1;
+    if (reuse < dintattn_session_pos(sess) && dintattn_session_truncate(sess, reuse, err)) reuse = -1;
+    if (reuse <= 0) {
         dintattn_session_reset(sess);
-        c->n = 0;
+        reuse = 0;
     }
+    c->n = reuse;
     if (dintattn_prefill(sess, ids + reuse, n - reuse, logits, 0, err)) {
         dintattn_session_reset(sess);
         c->n = 0;

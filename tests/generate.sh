@@ -107,12 +107,14 @@ for m in $cm $r1 $eos; do
         bad "chat $m: --think show printed '$(cat "$tmp/show")'"
     cmp -s "$tmp/hide" "$tmp/want_hide" && ok || bad "chat $m: --think hide printed '$(cat "$tmp/hide")'"
     # the reasoning stays in the conversation: the next turn reuses the cache
-    grep -q "turn 1: .*ended by $ending" "$tmp/hide.err" && grep -q "turn 2: .*ended by $ending" "$tmp/hide.err" && ! grep -q "prefilling all" "$tmp/hide.err" &&
+    grep -q "turn 1: .*ended by $ending" "$tmp/hide.err" && grep -q "turn 2: .*ended by $ending" "$tmp/hide.err" && ! grep -q "keeping" "$tmp/hide.err" &&
         grep -q "turn 2: prompt [0-9]* tokens ([1-9][0-9]* reused" "$tmp/hide.err" && ok ||
         bad "chat $m: --think hide, turn 2: $(cat "$tmp/hide.err")"
-    # --think-history drop: later turns see only the answer (R1-style templates), so the cache is not a prefix
+    # --think-history drop: later turns see only the answer (R1-style templates), so the cache is
+    # cut where the conversation first differs (the reasoning) and only the rest is prefilled
     chat drop "hi\nhow are you\n" $m --temp 0 --think hide --think-history drop
-    cmp -s "$tmp/drop" "$tmp/want_hide" && grep -q "prefilling all" "$tmp/drop.err" && ok ||
+    cmp -s "$tmp/drop" "$tmp/want_hide" && grep -q "from token [0-9]* on: keeping [1-9][0-9]*, prefilling" "$tmp/drop.err" &&
+        grep -q "turn 2: prompt [0-9]* tokens ([1-9][0-9]* reused" "$tmp/drop.err" && ok ||
         bad "chat $m: --think-history drop: $(cat "$tmp/drop.err")"
 done
 # the system message is in the prompt (more tokens than without)
