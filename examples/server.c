@@ -180,6 +180,7 @@ struct server {
     int n_batch;                   /* the slots' sessions' n_batch: a step's prompt tokens */
     float *echo_logits;            /* the generation thread's: ECHO_ROWS rows */
     float *scratch;                /* the generation thread's: logits a sampler may change */
+    int *eos_ids, n_eos;           /* the ids that end a generation (ignore_eos masks them) */
     /* under mu */
     pthread_mutex_t mu;
     pthread_cond_t work;           /* a request arrived, or one was cancelled */
@@ -627,6 +628,10 @@ static void choice_sample(server *s, choice *c)
     if (c->n_gen >= r->max_tokens || n_prompt + c->n_gen >= s->n_ctx) {
         choice_finish(s, c, "length");
         return;
+    }
+    if (r->p.ignore_eos) {
+        int k;
+        for (k = 0; k < s->n_eos; k++) sl->logits[s->eos_ids[k]] = -INFINITY;
     }
     if (r->logprobs >= 0) { /* the sampler changes the logits it draws from: a copy */
         memcpy(s->scratch, sl->logits, sizeof(float) * (size_t)s->V);
@@ -1505,6 +1510,9 @@ static int open_engine(server *s, const cli_engine *eng, const char *path, int p
         fprintf(stderr, "server: out of memory\n");
         return -1;
     }
+    s->eos_ids = (int *)malloc(sizeof(int) * 64);
+    for (k = 0; k < s->V && s->eos_ids && s->n_eos < 64; k++)
+        if (dintattn_tokenizer_is_eos(s->tok, k)) s->eos_ids[s->n_eos++] = k;
     for (k = 0; k < s->n_slots; k++) {
         slot *sl = &s->slots[k];
         if (parallel == 0 && k > 0) { /* the default: what fits */
@@ -1591,6 +1599,7 @@ static void server_free(server *s)
     free(s->queue);
     free(s->echo_logits);
     free(s->scratch);
+    free(s->eos_ids);
     dintattn_tokenizer_free(s->tok);
     dintattn_model_free(s->model);
 }

@@ -46,6 +46,7 @@ typedef struct srv_params {
     int logprobs;                     /* -1: none; else alternatives per token (0 to SRV_MAX_TOP) */
     int echo;                         /* completions: the prompt comes back first, logprobs included */
     int cache_prompt;                 /* reuse a slot's ids (as llama.cpp's server; default 1) */
+    int ignore_eos;                   /* end-of-sequence ids are never drawn (llama.cpp's; benchmarks) */
     double temperature, top_p;
     int has_seed;
     unsigned long long seed;
@@ -336,6 +337,11 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
         *param = "cache_prompt";
         if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'cache_prompt' must be a boolean");
         p->cache_prompt = dintattn_json_bool(j, v);
+    }
+    if (dintattn_json_type(j, v = dintattn_json_get(j, root, "ignore_eos")) != DINTATTN_JSON_NULL) {
+        *param = "ignore_eos";
+        if (dintattn_json_type(j, v) != DINTATTN_JSON_BOOL) return srv_bad(err, cap, param, "'ignore_eos' must be a boolean");
+        p->ignore_eos = dintattn_json_bool(j, v);
     }
     if (dintattn_json_type(j, v = dintattn_json_get(j, root, "stream_options")) != DINTATTN_JSON_NULL) {
         const dintattn_json_node *u = dintattn_json_get(j, v, "include_usage");

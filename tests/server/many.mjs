@@ -128,6 +128,15 @@ await attempt("n samples", async () => {
         JSON.stringify(list.choices));
 });
 
+await attempt("ignore_eos", async () => {
+  const all = await client.completions.create({ model, prompt: prompts, max_tokens: 24, temperature: 0 });
+  const ign = await client.completions.create({ model, prompt: prompts, max_tokens: 24, temperature: 0, ignore_eos: true });
+  const ended = all.choices.filter((c) => c.finish_reason === "stop").length;
+  check("ignore_eos: every choice runs to max_tokens (some end early without it)", ended > 0 &&
+        ign.choices.every((c) => c.finish_reason === "length") && ign.usage.completion_tokens === 16 * 24,
+        JSON.stringify([ended, ign.usage]));
+});
+
 // --- logprobs ---------------------------------------------------------------------------------------
 await attempt("logprobs", async () => {
   const ref = { ids: idsText.split(",").map(Number), logprob: [] };
