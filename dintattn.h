@@ -444,6 +444,21 @@ DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *s
    DINTATTN_ERR_ARG for another name. */
 DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_session *sess, const char *type,
                                                            dintattn_prefill_unit *out, dintattn_error *err);
+/* Packs the model's weight matrices ahead, as the panels sess's prompts run Q8 / Q4 products on
+   (int8 panels) and, at precision FAST, BF16 / F16 ones (bf16 panels; not AMX's tiles), so that a
+   product of a few tokens -- a batch of decoded tokens (dintattn_batch_step), a short chunk --
+   reads each matrix once for all its tokens from 2 tokens on, instead of packing every panel as
+   it runs (which costs a prompt of fewer than about 32 tokens more than the products) or reading
+   the rows per 4 tokens. The panels are a copy in the model's memory: 1.25 bytes per weight (1.11x
+   a Q8 matrix, 2.2x Q4, 0.63x BF16; *bytes, if not NULL, gets the bytes added). Runs on sess's
+   threads; call it while no session of the model runs (sessions made before or after use the
+   panels where their kernel level packs the same way). Results stay within the kernels' rounding
+   of the unpacked runs (the same sums in the panels' order). A second call packs nothing more.
+   If the panels would take more than max_bytes (0: no bound), nothing is packed and
+   DINTATTN_ERR_NOMEM names both sizes (*bytes gets the size then too); DINTATTN_ERR_ARG if sess is
+   of another model, DINTATTN_ERR_NOMEM if the memory cannot be had. */
+DINTATTN_API dintattn_result dintattn_model_prepack(dintattn_model *model, dintattn_session *sess, size_t max_bytes,
+                                                    size_t *bytes, dintattn_error *err);
 /* "sgemm", "rows", "f32 panels", "bf16 panels", "int8 panels", "amx bf16 tiles" <->
    dintattn_prefill_unit. */
 DINTATTN_API const char *dintattn_prefill_unit_name(dintattn_prefill_unit u);
@@ -2001,6 +2016,10 @@ typedef struct dintattn__mat {
     const float *scale;             /* Q8, Q4: rows * cols / 32 block scales */
     int rows, cols;
     dintattn__wtype type;
+    /* the rows packed ahead as prefill's int8 or bf16 panels (dintattn_model_prepack), by
+       panels_pack; NULL: a product packs each panel as it runs */
+    const void *panels;
+    void (*panels_pack)(const struct dintattn__mat *M, int r0, void *panel);
 } dintattn__mat;
 
 /* Element i (row-major) of M, one weight type each: the reference every kernel's tail and every
@@ -6764,6 +6783,7 @@ static const float *dintattn__cache_rows(const dintattn__kernels *k, const dinta
     case DINTATTN_KV_F32: return (const float *)kv->data + at * w;
     case DINTATTN_KV_BF16: {
         dintattn__mat M;
+        memset(&M, 0, sizeof M);
         M.w = kv->data, M.scale = NULL, M.rows = 0, M.cols = kv->width, M.type = DINTATTN__W_BF16;
         k->w[DINTATTN__W_BF16].to_f32(&M, at * w, (size_t)n * w, buf);
         break;
@@ -8469,6 +8489,14 @@ static void dintattn__gemm_unit_amx(const dintattn_session *s, const dintattn__p
 }
 #endif
 
+/* Bytes of one panel of M's 32 rows packed for int8 (act DINTATTN__ACT_INT8) or bf16 panels (the
+   pairs zero up to a multiple of 16, as dintattn__pack_b16 leaves them) */
+static size_t dintattn__panel_bytes(int act, const dintattn__mat *M)
+{
+    if (act == DINTATTN__ACT_INT8) return sizeof(int32_t) * (size_t)(M->cols / 32) * DINTATTN__GQ_PANEL_BLOCK;
+    return sizeof(uint32_t) * DINTATTN__PANEL * ((((size_t)M->cols + 1) / 2 + 15) / 16 * 16);
+}
+
 static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 {
     const dintattn__gemm_job *job = (const dintattn__gemm_job *)ctx;
@@ -8476,6 +8504,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
     const dintattn__product *p;
     float out[DINTATTN__PANEL * 32]; /* a block's results: 32 tokens at most */
     void *panel = s->pack + (size_t)tid * s->pack_ld;
+    const void *packed;
     const unsigned char *xp;
     size_t blk;
     int k = 0, r0, rows, unit_rows, nt, t0, t;
@@ -8494,7 +8523,12 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         dintattn__gemm_unit_f32(s, p, panel, s->psum ? s->psum + (size_t)tid * s->psum_ld : NULL, r0, rows, job->n);
         return;
     }
-    p->pack(p->M, r0, panel);
+    if (p->M->panels && p->M->panels_pack == p->pack) { /* packed ahead: read, not packed */
+        packed = (const unsigned char *)p->M->panels + (size_t)(r0 / DINTATTN__PANEL) * dintattn__panel_bytes(p->act, p->M);
+    } else {
+        p->pack(p->M, r0, panel);
+        packed = panel;
+    }
     nt = dintattn__block_tokens(p->act);
     if (p->act == DINTATTN__ACT_INT8) {
         xp = (const unsigned char *)s->xpq;
@@ -8504,7 +8538,7 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
         blk = sizeof(uint32_t) * (size_t)((p->M->cols + 1) / 2) * DINTATTN__GB_NT;
     }
     for (t0 = 0; t0 < job->n; t0 += nt, xp += blk) {
-        s->k->w[p->M->type].panel(panel, p->M->cols, xp, out);
+        s->k->w[p->M->type].panel(packed, p->M->cols, xp, out);
         for (t = t0; t < t0 + nt && t < job->n; t++)
             dintattn__store_panel(p, r0, t, out + (t - t0) * DINTATTN__PANEL, rows);
     }
@@ -8515,6 +8549,11 @@ static void dintattn__gemm_unit(void *ctx, int64_t unit, int tid)
 static const dintattn__route *dintattn__product_route(const dintattn_session *s, const dintattn__product *p, int n)
 {
     const dintattn__route *r = dintattn__route_of(s, p->M->type, n);
+    if (n > 1 && p->M->panels && !dintattn__on_panels(r->unit) &&
+        s->plan.route[p->M->type][DINTATTN__N_GEMM].pack == p->M->panels_pack)
+        /* packed ahead, a matrix's panels read its rows once for all the tokens from 2 on, where the
+           rows read them per 4 (a batch of decoded tokens: dintattn_model_prepack) */
+        return &s->plan.route[p->M->type][DINTATTN__N_GEMM];
     if (dintattn__on_panels(r->unit) && (dintattn__mat_bytes(p->M) / (size_t)p->M->rows > 0x7FFFFFFF / 16 ||
                                          (size_t)p->M->cols / 32 > 0x7FFFFFFF / 16))
         return &s->plan.plain[p->M->type];
@@ -8531,6 +8570,101 @@ DINTATTN_API dintattn_result dintattn_session_prefill_unit(const dintattn_sessio
         return dintattn__fail(err, DINTATTN_ERR_ARG, "prefill unit: \"%.40s\" is not a weight type (f32, f16, bf16, q8, q4)",
                               type ? type : "(null)");
     *out = dintattn__route_of(s, (dintattn__wtype)t, s->n_batch)->unit;
+    return DINTATTN_OK;
+}
+
+/* --- weights packed ahead (dintattn_model_prepack) ------------------------------------------ */
+
+/* The model's weight matrices: up to max pointers into out, the count returned */
+static int dintattn__model_mats(dintattn_model *m, dintattn__mat **out, int max)
+{
+    int l, n = 0, k;
+    for (l = 0; l < m->cfg.n_layers; l++) {
+        dintattn__layer *L = &m->layers[l];
+        dintattn__mat *const mats[] = {&L->wq1, &L->wk1, &L->wq2, &L->wk2, &L->q_base, &L->k_base, &L->q1_down,
+                                       &L->k1_down, &L->q2_down, &L->k2_down, &L->wv, &L->wo, &L->lambda_proj,
+                                       &L->w_gate, &L->w_up, &L->w_down};
+        for (k = 0; k < (int)(sizeof mats / sizeof mats[0]); k++)
+            if (mats[k]->rows > 0 && mats[k]->w && n < max) out[n++] = mats[k];
+    }
+    if (m->output.rows > 0 && m->output.w && n < max) out[n++] = &m->output;
+    return n;
+}
+
+typedef struct dintattn__prepack_job {
+    dintattn__mat **M;
+    const dintattn__route **r;
+    unsigned char **to;
+    int64_t *first;                         /* matrix k's panels are units first[k] .. first[k + 1] - 1 */
+    int count;
+} dintattn__prepack_job;
+
+static void dintattn__prepack_unit(void *ctx, int64_t unit, int tid)
+{
+    const dintattn__prepack_job *job = (const dintattn__prepack_job *)ctx;
+    int k = 0;
+    int64_t i;
+    (void)tid;
+    while (unit >= job->first[k + 1]) k++;
+    i = unit - job->first[k];
+    job->r[k]->pack(job->M[k], (int)i * DINTATTN__PANEL, job->to[k] + (size_t)i * dintattn__panel_bytes(job->r[k]->act, job->M[k]));
+}
+
+DINTATTN_API dintattn_result dintattn_model_prepack(dintattn_model *m, dintattn_session *s, size_t max_bytes, size_t *bytes,
+                                                    dintattn_error *err)
+{
+    dintattn__prepack_job job;
+    dintattn__mat **all;
+    size_t total = 0;
+    int n, k, c = 0;
+    if (bytes) *bytes = 0;
+    if (!m || !s) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_model_prepack: NULL argument");
+    if (s->model != m) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_model_prepack: the session is of another model");
+    n = 16 * m->cfg.n_layers + 1;
+    all = (dintattn__mat **)dintattn__alloc(sizeof *all * (size_t)n);
+    job.M = (dintattn__mat **)dintattn__alloc(sizeof *job.M * (size_t)n);
+    job.r = (const dintattn__route **)dintattn__alloc(sizeof *job.r * (size_t)n);
+    job.to = (unsigned char **)dintattn__alloc(sizeof *job.to * (size_t)n);
+    job.first = (int64_t *)dintattn__alloc(sizeof *job.first * (size_t)(n + 1));
+    if (!all || !job.M || !job.r || !job.to || !job.first) {
+        DINTATTN_FREE(all), DINTATTN_FREE(job.M), DINTATTN_FREE((void *)job.r), DINTATTN_FREE(job.to), DINTATTN_FREE(job.first);
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_model_prepack: out of memory for %d matrices", n);
+    }
+    n = dintattn__model_mats(m, all, n);
+    job.first[0] = 0;
+    for (k = 0; k < n; k++) { /* the matrices a prompt runs on int8 or bf16 panels, not packed yet */
+        dintattn__product p;
+        const dintattn__route *r = &s->plan.route[all[k]->type][DINTATTN__N_GEMM];
+        memset(&p, 0, sizeof p);
+        p.M = all[k];
+        if (!dintattn__on_panels(r->unit) || dintattn__on_amx(r->unit) || !r->pack ||
+            (r->act != DINTATTN__ACT_INT8 && r->act != DINTATTN__ACT_BF16) ||
+            dintattn__product_route(s, &p, s->plan.long_from > DINTATTN__GEMM_MIN_TOKENS ? DINTATTN__GEMM_MIN_TOKENS : s->plan.long_from) != r ||
+            (all[k]->panels && all[k]->panels_pack == r->pack))
+            continue;
+        job.M[c] = all[k];
+        job.r[c] = r;
+        job.first[c + 1] = job.first[c] + (all[k]->rows + DINTATTN__PANEL - 1) / DINTATTN__PANEL;
+        total += (size_t)(job.first[c + 1] - job.first[c]) * dintattn__panel_bytes(r->act, all[k]);
+        c++;
+    }
+    job.count = c;
+    if (bytes) *bytes = total;
+    for (k = 0; k < c && (!max_bytes || total <= max_bytes); k++) {
+        job.to[k] = (unsigned char *)dintattn__own_raw(m, (size_t)(job.first[k + 1] - job.first[k]), dintattn__panel_bytes(job.r[k]->act, job.M[k]));
+        if (!job.to[k]) break;
+    }
+    if (k < c) {
+        DINTATTN_FREE(all), DINTATTN_FREE(job.M), DINTATTN_FREE((void *)job.r), DINTATTN_FREE(job.to), DINTATTN_FREE(job.first);
+        if (max_bytes && total > max_bytes)
+            return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_model_prepack: the panels would take %.0f MB, more than the %.0f MB allowed",
+                                  (double)total / 1e6, (double)max_bytes / 1e6);
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_model_prepack: out of memory for %.0f MB of panels", (double)total / 1e6);
+    }
+    if (c > 0) dintattn__pool_run(&s->pool, job.first[c], dintattn__prepack_unit, &job);
+    for (k = 0; k < c; k++) job.M[k]->panels = job.to[k], job.M[k]->panels_pack = job.r[k]->pack;
+    DINTATTN_FREE(all), DINTATTN_FREE(job.M), DINTATTN_FREE((void *)job.r), DINTATTN_FREE(job.to), DINTATTN_FREE(job.first);
+    dintattn__ok(err);
     return DINTATTN_OK;
 }
 
@@ -8611,6 +8745,18 @@ static void dintattn__act_unit(void *ctx, int64_t unit, int tid)
     else dintattn__pack_xb(xb, t, job->cols, s->xpb + (size_t)unit * (size_t)((job->cols + 1) / 2) * DINTATTN__GB_NT);
 }
 
+/* Whether a product of p[0..count) on input x with activations `act` runs on panels for n tokens
+   (then the input's tokens are packed in the panels' blocks) */
+static int dintattn__panels_read(const dintattn_session *s, const dintattn__product *p, int count, int n, const float *x, int act)
+{
+    int k;
+    for (k = 0; k < count; k++) {
+        const dintattn__route *r = dintattn__product_route(s, &p[k], n);
+        if (p[k].x == x && r->act == act && dintattn__on_panels(r->unit)) return 1;
+    }
+    return 0;
+}
+
 /* Runs `count` products (at most 8) of the chunk's n rows. F32 activations: matrix-vector rows
    shared out on the pool for fewer than DINTATTN__GEMM_MIN_TOKENS tokens (small products on the
    caller alone; each row read once for the tokens, where sgemm, converting other types to f32
@@ -8645,7 +8791,8 @@ static void dintattn__products(dintattn_session *s, int n, const dintattn__produ
             aj.s = s, aj.x = q[k].x, aj.ldx = q[k].ldx, aj.n = n, aj.cols = q[k].M->cols, aj.act = q[k].act;
             /* the panels' token blocks; AMX reads the bf16 rows as they are (an input's products
                of one kind of activations run in one place) */
-            aj.packed = n >= DINTATTN__GEMM_MIN_TOKENS && s->pack_ld && !dintattn__on_amx(q[k].unit);
+            aj.packed = (n >= DINTATTN__GEMM_MIN_TOKENS || dintattn__panels_read(s, p, count, n, q[k].x, q[k].act)) &&
+                        s->pack_ld && !dintattn__on_amx(q[k].unit);
             dintattn__pool_run(n >= DINTATTN__GEMM_MIN_TOKENS ? &s->pool : NULL, (n + nt - 1) / nt, dintattn__act_unit, &aj);
 #ifdef DINTATTN__HAVE_AMX
             if (panels && dintattn__on_amx(q[k].unit) && dintattn__amx_rows_a(q[k].act, n)) { /* as B tiles */

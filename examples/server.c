@@ -64,7 +64,7 @@
 
 static const char *usage =
     "usage: server [MODEL] [options]\n"
-    "  MODEL            a dintattn .safetensors model with a tokenizer (default: " CLI_DEFAULT_MODEL ")\n"
+    "  MODEL            a dintattn .safetensors model, with a tokenizer or --tokenizer (default: " CLI_DEFAULT_MODEL ")\n"
     "  --host H         address to listen on (default 127.0.0.1)\n"
     "  --port P         port (default 8080; 0 picks a free one, named on stderr)\n"
     "  --parallel N     slots: sequences generated at once, each with its own context (1 to 256;\n"
@@ -72,6 +72,7 @@ static const char *usage =
     "  --queue N        requests that may wait for a free slot; past it, 503 (0 to 100000, default 64)\n"
     "  --ctx N          each slot's context in tokens (default: min(the model's max_seq_len, 4096))\n"
     "  --threads T      threads for decode, prompts and converting weights at load (" CLI_THREADS_RANGE ")\n"
+    CLI_TOKENIZER_USAGE
     "  --timeout S      seconds a connection may stay silent: sending a request, or idle between\n"
     "                   requests (1 to 3600, default 10)\n"
     CLI_ENGINE_USAGE
@@ -1464,7 +1465,7 @@ static int parse_args(int argc, char **argv, server_args *a, server *s)
         else if (!strcmp(f, "--timeout")) bad = cli_parse_int(v, 1, 3600, &s->timeout);
         else if (!strcmp(f, "--parallel")) bad = cli_parse_int(v, 1, 256, &a->parallel);
         else if (!strcmp(f, "--queue")) bad = cli_parse_int(v, 0, 100000, &s->queue_max);
-        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX, f, v, NULL)) < 0)
+        else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX | CLI_TOKENIZER, f, v, NULL)) < 0)
             return cli_fail("unknown option (see --help)", f);
         if (bad) {
             fprintf(stderr, "server: bad value '%s' for %s (see --help)\n", v, f);
@@ -1492,11 +1493,11 @@ static int open_engine(server *s, const cli_engine *eng, const char *path, int p
     dintattn_error err;
     dintattn_session_options so;
     int k;
-    if (cli_load_model(path, eng->weights, eng->map, eng->threads, &s->model, &err) ||
-        dintattn_tokenizer_from_model(s->model, &s->tok, &err)) {
+    if (cli_load_model(path, eng->weights, eng->map, eng->threads, &s->model, &err)) {
         fprintf(stderr, "server: %s: %s\n", path, err.message);
         return -1;
     }
+    if (cli_load_tokenizer(eng, s->model, 0, &s->tok)) return -1;
     s->V = dintattn_model_config(s->model)->vocab_size;
     s->n_ctx = dintattn_model_config(s->model)->max_seq_len;
     if (eng->ctx > 0 ? eng->ctx < s->n_ctx : s->n_ctx > DEFAULT_CTX) s->n_ctx = eng->ctx > 0 ? eng->ctx : DEFAULT_CTX;
@@ -1534,6 +1535,16 @@ static int open_engine(server *s, const cli_engine *eng, const char *path, int p
         }
     }
     s->n_slots = k;
+    if (s->n_slots > 1) { /* a step of a few sequences reads each matrix once: its panels packed ahead */
+        size_t bytes = 0;
+        double avail = dintattn_mem_available();
+        if (dintattn_model_prepack(s->model, s->slots[0].sess, avail > 0 ? (size_t)(avail / 2) : 0, &bytes, &err) == DINTATTN_OK) {
+            if (bytes) fprintf(stderr, "server: %.0f MB of weights packed ahead for batched steps\n", (double)bytes / 1e6);
+        } else {
+            fprintf(stderr, "server: weights not packed ahead (%s): batched steps of fewer than 8 tokens read them per 4\n",
+                    err.message);
+        }
+    }
     s->n_batch = so.n_batch > 0 ? so.n_batch : 512;
     if (s->n_batch > s->n_ctx) s->n_batch = s->n_ctx;
     return 0;

@@ -297,6 +297,80 @@ static void test_weight_and_cache_types_in_a_batch(void **state)
         }
 }
 
+/* Logits of every id of f run as one prefill of n tokens after a prefill of the rest, in a new
+   session of m (precision p, 2 threads) */
+static void prefill_rows(const dintattn_model *m, const fixture *f, int n, dintattn_precision p, float *out)
+{
+    dintattn_session *s = test_session_p(m, 0, 0, 2, p);
+    dintattn_error err;
+    const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
+    if (f->n - n > 0 && dintattn_prefill(s, f->ids, f->n - n, NULL, 0, &err)) fail_msg("prefill: %s", err.message);
+    if (dintattn_prefill(s, f->ids + f->n - n, n, out + (size_t)(f->n - n) * V, 1, &err)) fail_msg("prefill: %s", err.message);
+    dintattn_session_free(s);
+}
+
+/* Weights packed ahead (dintattn_model_prepack): a prompt long enough for the panels gives the
+   logits it gave packing each panel as it ran, bit for bit (the same panels, the same kernel);
+   shorter chunks, which now read the panels instead of the rows, stay within the rounding bound,
+   and so do batches against their solo runs; a bound below the panels' size packs nothing; a
+   second call packs nothing more; a session whose prompts run int8 panels (Q8) packs something */
+static void test_prepacked_panels_in_a_batch(void **state)
+{
+    static const dintattn_weights how[] = {DINTATTN_WEIGHTS_Q8, DINTATTN_WEIGHTS_Q4, DINTATTN_WEIGHTS_BF16};
+    static const dintattn_precision prec[] = {DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_AUTO, DINTATTN_PRECISION_FAST};
+    int f, k, i;
+    (void)state;
+    assert_true(n_conv >= 4);
+    for (f = 0; f < n_conv; f++)
+        for (k = 0; k < 3; k++) {
+            dintattn_model *m = load_fixture_as(conv[f].name, DINTATTN_QK_AUTO, how[k]);
+            const int N = conv[f].n, lens[3] = {2, 5, N};
+            const size_t V = (size_t)dintattn_model_config(m)->vocab_size, rows = (size_t)N * V;
+            float *before[3], *after = (float *)calloc(rows, sizeof(float));
+            dintattn_session *s = test_session_p(m, 0, 0, 2, prec[k]);
+            dintattn_prefill_unit unit;
+            dintattn_error err;
+            size_t bytes = 0, again = 1, j;
+            setup su;
+            assert_non_null(after);
+            assert_true(N >= DINTATTN__GEMM_MIN_TOKENS);
+            for (i = 0; i < 3; i++) {
+                assert_non_null(before[i] = (float *)calloc(rows, sizeof(float)));
+                prefill_rows(m, &conv[f], lens[i], prec[k], before[i]);
+            }
+            {
+                const dintattn_result r = dintattn_model_prepack(m, s, 1, &bytes, &err);
+                assert_int_equal(r, bytes > 1 ? DINTATTN_ERR_NOMEM : DINTATTN_OK);
+                if (bytes > 1) assert_non_null(strstr(err.message, "MB, more than the 0 MB allowed"));
+            }
+            prefill_rows(m, &conv[f], 2, prec[k], after); /* nothing was packed: the rows as before */
+            assert_memory_equal(before[0], after, sizeof(float) * rows);
+            assert_int_equal(dintattn_model_prepack(m, s, 0, &bytes, &err), DINTATTN_OK);
+            assert_int_equal(dintattn_model_prepack(m, s, 0, &again, &err), DINTATTN_OK);
+            assert_int_equal(again, 0);
+            assert_int_equal(dintattn_session_prefill_unit(s, dintattn_weights_name(how[k]), &unit, &err), DINTATTN_OK);
+            if (unit == DINTATTN_PREFILL_INT8_PANELS || unit == DINTATTN_PREFILL_BF16_PANELS) assert_true(bytes > 0);
+            if (k == 0 && unit == DINTATTN_PREFILL_INT8_PANELS) assert_true(bytes > 0);
+            for (i = 0; i < 3; i++) {
+                double worst = 0;
+                prefill_rows(m, &conv[f], lens[i], prec[k], after);
+                if (lens[i] == N) /* one prompt on the panels both times */
+                    assert_memory_equal(before[i], after, sizeof(float) * rows);
+                for (j = 0; j < rows; j++)
+                    if (fabs((double)after[j] - (double)before[i][j]) > worst) worst = fabs((double)after[j] - (double)before[i][j]);
+                if (worst > TOL_ROUNDED) fail_msg("%s %s: a prompt's last %d ids after packing ahead: %g from before", conv[f].name,
+                                                  dintattn_weights_name(how[k]), lens[i], worst);
+                free(before[i]);
+            }
+            memset(&su, 0, sizeof su);
+            su.n_threads = 2, su.precision = prec[k], su.tol_solo = TOL_ROUNDED;
+            check_batch(m, &conv[f], NULL, &su, "prepacked");
+            dintattn_session_free(s);
+            free(after);
+            dintattn_model_free(m);
+        }
+}
+
 /* A batch of one sequence runs its chunks as dintattn_prefill / dintattn_decode do: the same
    route for the same number of tokens, so the same logits bit for bit, on every fixture */
 static void test_a_batch_of_one_is_the_solo_run(void **state)
@@ -504,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_weight_and_cache_types_in_a_batch),
         cmocka_unit_test(test_unlike_sessions_share_a_batch),
         cmocka_unit_test(test_dint_truncate_after_batched_steps),
+        cmocka_unit_test(test_prepacked_panels_in_a_batch),
     };
     n_fx = read_fixtures(fx, 0);
     n_conv = read_converted(conv);
