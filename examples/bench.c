@@ -3,6 +3,10 @@
        examples/bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]
                       [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]
                       [--kernels auto|portable|avx2|avx512|amx] [--json]
+       examples/bench [MODEL] --parallel 1,2,4,8,16,32 [--no-prepack] [the options above]
+
+   --parallel measures batched decoding instead (par_run below; docs/examples.md says what each
+   column is). Otherwise:
 
    Measures, for MODEL (default models/dint-kjv.safetensors) with its weight matrices held as
    --weights says (file: as stored, read in place; f32, bf16, q8, q4: converted at load) and the
@@ -140,7 +144,7 @@ static int cmp_double(const void *a, const void *b)
 #define BENCH_MAX_THREADS 1024
 
 static const char *usage =
-    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B]\n"
+    "usage: bench [MODEL] [--prompt N] [--gen M] [--threads T] [--batch B] [--parallel LIST]\n"
     "             [--weights file|f32|bf16|q8|q4] [--map auto|file|copy] [--precision auto|exact|fast]\n"
     "             [--kernels auto|portable|avx2|avx512|amx] [--kv f32|bf16|q8] [--json]\n"
     "  MODEL         a dintattn .safetensors model (default: " CLI_DEFAULT_MODEL ")\n"
@@ -151,19 +155,25 @@ static const char *usage =
     "                (1 to " CLI_STR(BENCH_MAX_THREADS) ", default 2)\n"
     "  --batch B     the session's n_batch, 0 or more (default 0: the prompt's length up to 512)\n"
     CLI_ENGINE_USAGE
+    "  --parallel L  batched decoding instead: for each B of the comma-separated list (1 to 256\n"
+    "                each, e.g. 1,2,4,8,16,32), B sequences of --prompt tokens (default 128)\n"
+    "                prefilled and decoded --gen steps (default 64) together by dintattn_batch_step\n"
+    "  --no-prepack  with --parallel: leave the weights unpacked (dintattn_model_prepack)\n"
     "  --json        print one JSON object instead of the text report\n"
     "  -h, --help    this text\n";
 
+#define BENCH_MAX_PARALLEL 16 /* batch sizes in a --parallel list */
 typedef struct args {
     cli_engine eng; /* MODEL, --threads, --weights, --precision, --kv, --kernels */
     int prompt, gen, batch, json;
+    int parallel[BENCH_MAX_PARALLEL], n_parallel, no_prepack;
     int prompt_set, gen_set; /* given on the command line (a default cut to the context is no news) */
 } args;
 
 /* Returns 0, 1 for an error (printed), 3 for --help. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    static const char *const switches[] = {"--json", NULL};
+    static const char *const switches[] = {"--json", "--no-prepack", NULL};
     int i, r;
     dintattn_error err;
     memset(a, 0, sizeof *a);
@@ -177,7 +187,10 @@ static int parse_args(int argc, char **argv, args *a)
         long lo = 1, hi = INT_MAX;
         switch (cli_arg(argc, argv, &i, switches, &a->eng, &val)) {
         case CLI_ARG_VALUE: break;
-        case CLI_ARG_SWITCH: a->json = 1; continue;
+        case CLI_ARG_SWITCH:
+            if (!strcmp(o, "--json")) a->json = 1;
+            else a->no_prepack = 1;
+            continue;
         case CLI_ARG_MODEL: continue;
         case CLI_ARG_HELP: cli_usage(stdout, usage, 16); return 3;
         default: return 1;
@@ -190,13 +203,34 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(o, "--gen")) dst = &a->gen, a->gen_set = 1;
         else if (!strcmp(o, "--threads")) dst = &a->eng.threads, hi = BENCH_MAX_THREADS;
         else if (!strcmp(o, "--batch")) dst = &a->batch, lo = 0;
-        else return cli_fail("unknown option (see --help)", o);
+        else if (!strcmp(o, "--parallel")) {
+            const char *q = val;
+            a->n_parallel = 0;
+            while (*q) {
+                char word[16];
+                size_t n = strcspn(q, ",");
+                if (n == 0 || n >= sizeof word || a->n_parallel == BENCH_MAX_PARALLEL) break;
+                memcpy(word, q, n), word[n] = 0;
+                if (cli_parse_int(word, 1, 256, &a->parallel[a->n_parallel])) break;
+                a->n_parallel++;
+                q += n + (q[n] == ',');
+                if (q[-1] == ',' && !*q) a->n_parallel = 0; /* a trailing comma */
+            }
+            if (*q || a->n_parallel == 0) {
+                fprintf(stderr, "bench: --parallel needs a comma-separated list of at most %d batch sizes from 1 to 256 "
+                                "(e.g. 1,2,4,8,16,32), not '%s'\n", BENCH_MAX_PARALLEL, val);
+                return 1;
+            }
+            continue;
+        } else return cli_fail("unknown option (see --help)", o);
         if (cli_parse_int(val, lo, hi, dst)) {
             fprintf(stderr, "bench: %s needs an integer in [%ld, %ld], not '%s'\n", o, lo, hi, val);
             return 1;
         }
     }
     if (!a->eng.model) a->eng.model = CLI_DEFAULT_MODEL;
+    if (a->n_parallel && !a->prompt_set) a->prompt = 128;
+    if (a->n_parallel && !a->gen_set) a->gen = 64;
     return cli_engine_done(&a->eng);
 }
 
@@ -1394,6 +1428,181 @@ static void print_text(const args *a, const measured *m)
                qual.ppl_ref, qual.note[0] ? " (" : "", qual.note, qual.note[0] ? ")" : "");
 }
 
+/* ---- --parallel: batched decoding --------------------------------------------------------- */
+
+#define PAR_ROUNDS 2  /* rounds over the list, alternately up and down it: each figure the best */
+#define PAR_CHUNK 32  /* the joining prompt's chunk in the mix */
+
+typedef struct par_row {
+    int B;
+    double prefill_tok_s, decode_tok_s, ms_step, bw_frac, bw_kv_frac, gb_s;
+    double mix_ms_step, mix_decode_tok_s, mix_prompt_tok_s; /* B - 1 decoding while one prompt joins */
+} par_row;
+
+/* One batched step of items[0..n); returns its seconds, or -1 (printed) */
+static double par_step(dintattn_batch_item *items, int n)
+{
+    dintattn_error err;
+    double t0 = cli_now();
+    if (dintattn_batch_step(items, n, NULL, &err) != DINTATTN_OK) return cli_fail("batch step", err.message), -1;
+    return cli_now() - t0;
+}
+
+/* B sequences: their prompts prefilled together, then m->M steps decoding all of them (each its
+   argmax), after a bandwidth measurement; then the mix: B - 1 decoding while a new prompt joins
+   in chunks of PAR_CHUNK. Fills r (keeping the better of r's and this round's figures). */
+static int par_measure(const args *a, dintattn_session **sess, int B, int *const *prompts, float **logits, bw_buffer *bwb,
+                       const measured *m, par_row *r)
+{
+    dintattn_batch_item items[256];
+    int toks[256], i, step, V = m->c->vocab_size;
+    double t, dec = 0, bw, kv = 0, mix = 0, mix_tokens = 0;
+    for (i = 0; i < B; i++) {
+        dintattn_session_reset(sess[i]);
+        items[i].sess = sess[i], items[i].tokens = prompts[i], items[i].n_tokens = m->N, items[i].logits = logits[i];
+    }
+    if ((t = par_step(items, B)) < 0) return 1;
+    r->B = B;
+    if (B * m->N / t > r->prefill_tok_s) r->prefill_tok_s = B * m->N / t;
+    bw = bw_best(bwb, a->eng.threads, BW_PASSES, &((measured *)m)->checksum);
+    for (step = 0; step < m->M - 1; step++) {
+        for (i = 0; i < B; i++) {
+            toks[i] = argmax(logits[i], V);
+            items[i].tokens = &toks[i], items[i].n_tokens = 1;
+        }
+        kv += B * dintattn_session_kv_bytes(sess[0], m->N + step + 1);
+        if ((t = par_step(items, B)) < 0) return 1;
+        dec += t;
+    }
+    if (B * (m->M - 1) / dec > r->decode_tok_s) {
+        r->decode_tok_s = B * (m->M - 1) / dec;
+        r->ms_step = 1e3 * dec / (m->M - 1);
+        r->gb_s = bw;
+        r->bw_frac = m->wbytes * (m->M - 1) / dec / (bw * 1e9);
+        r->bw_kv_frac = (m->wbytes * (m->M - 1) + kv) / dec / (bw * 1e9);
+    }
+    if (B < 2) return 0;
+    /* the mix: sequence B-1 starts again and prefills while the others decode */
+    dintattn_session_reset(sess[B - 1]);
+    for (step = 0; step * PAR_CHUNK < m->N; step++) {
+        const int k = m->N - step * PAR_CHUNK < PAR_CHUNK ? m->N - step * PAR_CHUNK : PAR_CHUNK;
+        for (i = 0; i < B - 1; i++) {
+            toks[i] = argmax(logits[i], V);
+            items[i].tokens = &toks[i], items[i].n_tokens = 1;
+        }
+        items[B - 1].tokens = prompts[B - 1] + step * PAR_CHUNK, items[B - 1].n_tokens = k;
+        if (dintattn_session_pos(sess[0]) + 1 > dintattn_session_n_ctx(sess[0])) break;
+        if ((t = par_step(items, B)) < 0) return 1;
+        mix += t, mix_tokens += k;
+    }
+    if (step > 0 && (r->mix_ms_step == 0 || 1e3 * mix / step < r->mix_ms_step)) {
+        r->mix_ms_step = 1e3 * mix / step;
+        r->mix_decode_tok_s = (B - 1) * step / mix;
+        r->mix_prompt_tok_s = mix_tokens / mix;
+    }
+    return 0;
+}
+
+static int par_run(const args *a, dintattn_model *model, measured *m)
+{
+    par_row rows[BENCH_MAX_PARALLEL];
+    dintattn_session *sess[256] = {NULL};
+    int *prompts[256] = {NULL};
+    float *logits[256] = {NULL};
+    dintattn_session_options so;
+    dintattn_error err;
+    bw_buffer bwb = {NULL, 0, 0};
+    unsigned long long rng = 0x9E3779B97F4A7C15ULL;
+    size_t packed = 0;
+    int maxB = 0, i, j, round, rc = 1;
+    memset(rows, 0, sizeof rows);
+    for (i = 0; i < a->n_parallel; i++) maxB = a->parallel[i] > maxB ? a->parallel[i] : maxB;
+    cli_session_options(&a->eng, m->N + m->M + PAR_CHUNK, &so);
+    so.n_batch = a->batch ? a->batch : 0;
+    for (i = 0; i < maxB; i++) {
+        if (dintattn_session_new(model, &so, &sess[i], &err) != DINTATTN_OK) {
+            cli_fail("session", err.message);
+            goto done;
+        }
+        prompts[i] = (int *)malloc(sizeof(int) * (size_t)m->N);
+        logits[i] = (float *)malloc(sizeof(float) * (size_t)m->c->vocab_size);
+        if (!prompts[i] || !logits[i]) {
+            cli_fail("out of memory", NULL);
+            goto done;
+        }
+        for (j = 0; j < m->N; j++) { /* splitmix64 draws: fixed, vocabulary-wide prompts */
+            unsigned long long z = (rng += 0x9E3779B97F4A7C15ULL);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+            prompts[i][j] = (int)((z ^ (z >> 31)) % (unsigned long long)m->c->vocab_size);
+        }
+    }
+    m->level = dintattn_session_kernels(sess[0]);
+    m->kernels = dintattn_kernels_name(m->level);
+    m->precision = dintattn_precision_name(dintattn_session_precision(sess[0]));
+    if (!a->no_prepack && dintattn_model_prepack(model, sess[0], 0, &packed, &err) != DINTATTN_OK) {
+        cli_fail("prepack", err.message);
+        goto done;
+    }
+    m->wbytes = (double)dintattn_model_weight_bytes(model);
+    if (bw_open(&bwb, a->eng.threads, &m->checksum)) {
+        cli_fail("bandwidth test failed (no memory for the buffer, or no threads)", NULL);
+        goto done;
+    }
+    if (par_measure(a, sess, 1, prompts, logits, &bwb, m, &rows[0])) goto done; /* a warm-up */
+    memset(rows, 0, sizeof rows);
+    for (round = 0; round < PAR_ROUNDS; round++)
+        for (j = 0; j < a->n_parallel; j++) {
+            const int k = round % 2 ? a->n_parallel - 1 - j : j;
+            if (par_measure(a, sess, a->parallel[k], prompts, logits, &bwb, m, &rows[k])) goto done;
+        }
+    if (a->json) {
+        printf("{\"model\": ");
+        json_string(a->eng.model);
+        printf(", \"weights_held\": \"%s\", \"precision\": \"%s\", \"kernels\": \"%s\", \"kv\": \"%s\", \"threads\": %d, "
+               "\"prompt\": %d, \"gen\": %d, \"prepacked_bytes\": %zu, \"weight_bytes\": %.0f, \"rows\": [",
+               m->held, m->precision, m->kernels, dintattn_kv_name(a->eng.kv), a->eng.threads, m->N, m->M, packed, m->wbytes);
+        for (j = 0; j < a->n_parallel; j++) {
+            const par_row *r = &rows[j];
+            printf("%s\n  {\"B\": %d, \"prefill_tok_s\": %.1f, \"decode_tok_s\": %.1f, \"ms_per_step\": %.3f, "
+                   "\"speedup_vs_B1\": %.3f, \"bandwidth_gb_s\": %.2f, \"weights_bandwidth_fraction\": %.3f, "
+                   "\"bandwidth_fraction_with_kv\": %.3f, \"mix_ms_per_step\": %.3f, \"mix_decode_tok_s\": %.1f, "
+                   "\"mix_prompt_tok_s\": %.1f}",
+                   j ? "," : "", r->B, r->prefill_tok_s, r->decode_tok_s, r->ms_step, r->decode_tok_s / rows[0].decode_tok_s,
+                   r->gb_s, r->bw_frac, r->bw_kv_frac, r->mix_ms_step, r->mix_decode_tok_s, r->mix_prompt_tok_s);
+        }
+        printf("\n]}\n");
+    } else {
+        printf("model      %s: %s weights, precision %s, kernels %s, KV %s, %d threads\n", a->eng.model, m->held, m->precision,
+               m->kernels, dintattn_kv_name(a->eng.kv), a->eng.threads);
+        printf("batches    B sequences: %d prompt tokens each, prefilled together, then %d decode steps of all B;\n"
+               "           weights packed ahead: %s; best of %d rounds\n", m->N, m->M - 1,
+               a->no_prepack ? "no (--no-prepack)" : packed ? "yes" : "nothing to pack at this precision", PAR_ROUNDS);
+        printf("%5s %12s %12s %10s %9s %12s %12s   %s\n", "B", "prefill t/s", "decode t/s", "ms/step", "x B=1", "weights/bw",
+               "+KV/bw", "mix: B-1 decoding + a prompt in chunks of 32");
+        for (j = 0; j < a->n_parallel; j++) {
+            const par_row *r = &rows[j];
+            char mixs[96] = "";
+            if (r->B > 1)
+                snprintf(mixs, sizeof mixs, "%.2f ms/step, %.0f decode t/s, %.0f prompt t/s", r->mix_ms_step, r->mix_decode_tok_s,
+                         r->mix_prompt_tok_s);
+            printf("%5d %12.1f %12.1f %10.3f %9.2f %12.3f %12.3f   %s\n", r->B, r->prefill_tok_s, r->decode_tok_s, r->ms_step,
+                   r->decode_tok_s / rows[0].decode_tok_s, r->bw_frac, r->bw_kv_frac, mixs);
+        }
+        printf("           (x B=1 is against the list's first B; weights/bw: weight bytes per step over the step's time,\n"
+               "           as a fraction of the read bandwidth measured before each B's decode; +KV adds the caches' bytes)\n");
+    }
+    rc = m->checksum < 0 ? 1 : 0;
+done:
+    for (i = 0; i < maxB; i++) {
+        dintattn_session_free(sess[i]);
+        free(prompts[i]);
+        free(logits[i]);
+    }
+    free(bwb.p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     args a;
@@ -1417,6 +1626,11 @@ int main(int argc, char **argv)
     held_type(model, m.held, sizeof m.held);
     m.int8_held = !strcmp(m.held, "q8") || !strcmp(m.held, "q4");
     m.bf16_held = !strcmp(m.held, "bf16");
+    if (a.n_parallel) {
+        rc = fit_context(&a, m.c->max_seq_len - PAR_CHUNK, &m) || par_run(&a, model, &m);
+        dintattn_model_free(model);
+        return rc;
+    }
     rc = fit_context(&a, m.c->max_seq_len, &m) || measure_model(&a, model, &m) || measure_machine(&a, model, &m);
     if (!rc) {
         if (a.json) print_json(&a, &m);

@@ -152,6 +152,31 @@ if [ -x "$bench" ]; then
     expect_error "bench: two MODELs" $fx/$name.safetensors $fx/$name.safetensors
     grep -q "more than one MODEL" "$tmp/err" && ok || bad "bench with two MODELs: unclear message: $(cat "$tmp/err")"
     expect_error "bench: missing model" "$tmp/none.safetensors"
+    # --parallel: batched decoding (the figures are a benchmark's; here its rows and their sense)
+    for bad_list in 0 257 1,,2 1,2, x "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
+        expect_error "bench: --parallel $bad_list" $fx/$name.safetensors --parallel "$bad_list"
+        grep -q "parallel needs a comma-separated list of at most 16 batch sizes from 1 to 256" "$tmp/err" && ok ||
+            bad "bench --parallel $bad_list: unclear message: $(cat "$tmp/err")"
+    done
+    if "$bench" models/dint-kjv.safetensors --weights q8 --parallel 1,3 --prompt 12 --gen 5 --json >"$tmp/par.json" 2>"$tmp/par.err" &&
+        "$bench" models/dint-kjv.safetensors --weights q8 --parallel 2 --prompt 12 --gen 5 >"$tmp/par.txt" 2>>"$tmp/par.err"; then
+        python3 - "$tmp/par.json" <<'PY' && ok || bad "bench --parallel 1,3 --json: $(cat "$tmp/par.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["rows"]
+assert [r["B"] for r in rows] == [1, 3] and j["prompt"] == 12 and j["gen"] == 5 and j["weights_held"] == "q8"
+assert j["prepacked_bytes"] > 0 and rows[0]["speedup_vs_B1"] == 1
+for r in rows:
+    assert r["decode_tok_s"] > 0 and r["prefill_tok_s"] > 0 and r["ms_per_step"] > 0
+    assert abs(r["decode_tok_s"] * r["ms_per_step"] / 1e3 - r["B"]) < 1e-2 * r["B"]  # B tokens a step
+    assert 0 < r["weights_bandwidth_fraction"] <= r["bandwidth_fraction_with_kv"]
+assert rows[1]["mix_ms_per_step"] > 0 and rows[0]["mix_ms_per_step"] == 0
+PY
+        grep -q "weights packed ahead: yes" "$tmp/par.txt" && grep -qE '^ +2 ' "$tmp/par.txt" && ok ||
+            bad "bench --parallel 2: $(cat "$tmp/par.txt")"
+    else
+        bad "bench --parallel: $(cat "$tmp/par.err")"
+    fi
 else
     echo "cli: $bench is not built, its checks skipped"
 fi
