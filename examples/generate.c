@@ -3,7 +3,7 @@
        examples/generate [MODEL] [-p PROMPT | -f FILE] [-n N] [--temp T] [--top-k K] [--top-p P]
                          [--min-p M] [--repeat-penalty R] [--seed S] [--threads T] [--weights W]
                          [--precision auto|exact|fast] [--kernels auto|portable|avx2|avx512|amx]
-                         [--kv f32|bf16|q8] [--tokenizer FILE] [--ctx N]
+                         [--kv f32|bf16|q8] [--tokenizer FILE] [--ctx N] [--samples K]
        examples/generate [MODEL] --chat [--system TEXT] [--think show|hide]
                          [--think-history keep|drop] [options as above]
 
@@ -13,8 +13,8 @@
 
    --chat reads user messages from stdin, a line each, and answers each as it comes. The whole
    conversation is formatted with the model's chat template (dintattn_chat_format) every turn and
-   encoded; when the session's tokens are a prefix of it, only the rest is prefilled (else the
-   session starts again, said on stderr). So every reply is what a fresh process prints for
+   encoded; the session keeps the longest prefix its tokens share with it (cut there by
+   dintattn_session_truncate, said on stderr) and prefills the rest. So every reply is what a fresh process prints for
    `-p "<the formatted conversation>"` with the same options and seed. What the turn loop shares
    with examples/server (stop strings held back while streaming, prompt encoding, the prefix
    cache) is in textgen.h. */
@@ -54,6 +54,10 @@ static const char *usage =
     "  --repeat-penalty R  penalise the last 64 tokens, 0 to 100; 1 = off (default 1.1)\n"
     "  --seed S            random seed, 0 to 2^64-1; the same seed gives the same text\n"
     "                      (default: from the clock)\n"
+    "  --samples K         K continuations of the prompt, 1 to 64, decoded together (one pass over\n"
+    "                      the weights a step; the prompt prefilled once); sample k draws with\n"
+    "                      seed + k, so each equals a lone run with that seed; printed in turn\n"
+    "                      after \"[sample k, seed S]\" lines (default 1: streamed as it comes)\n"
     "  --threads T         threads for decode, prompts and converting weights at load\n"
     "                      (" CLI_THREADS_RANGE ")\n"
     CLI_ENGINE_USAGE
@@ -90,7 +94,7 @@ static const char *usage_chat =
 typedef struct args {
     cli_engine eng; /* MODEL, --ctx, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
     const char *prompt, *prompt_file, *system;
-    int n, has_seed;
+    int n, has_seed, samples;
     int chat, think_hide, think_drop, think_set; /* --chat, --think hide, --think-history drop */
     unsigned long long seed;  /* with has_seed */
     dintattn_sampler_options sampling;
@@ -106,6 +110,7 @@ static int parse_args(int argc, char **argv, args *a)
     cli_engine_init(&a->eng);
     a->eng.prompt_flag = "-p";
     a->n = 256;
+    a->samples = 1;
     a->sampling.temperature = 0.8f;
     a->sampling.top_k = 40;
     a->sampling.top_p = 0.95f;
@@ -130,6 +135,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--think-history"))
             bad = strcmp(val, "keep") && strcmp(val, "drop"), a->think_drop = !strcmp(val, "drop"), a->think_set = 1;
         else if (!strcmp(f, "-n")) bad = cli_parse_long(val, 0, INT_MAX, &v), a->n = (int)v;
+        else if (!strcmp(f, "--samples")) bad = cli_parse_long(val, 1, 64, &v), a->samples = (int)v;
         else if (!strcmp(f, "--top-k")) bad = cli_parse_long(val, 0, INT_MAX, &v), a->sampling.top_k = (int)v;
         else if (!strcmp(f, "--temp")) bad = cli_parse_float(val, 0, 100, &a->sampling.temperature);
         else if (!strcmp(f, "--top-p")) bad = cli_parse_float(val, 0, 1, &a->sampling.top_p);
@@ -152,6 +158,7 @@ static int parse_args(int argc, char **argv, args *a)
     if (a->chat && (a->prompt || a->prompt_file)) return cli_fail("--chat reads the conversation from stdin: no -p or -f", NULL);
     if (!a->chat && a->system) return cli_fail("--system is for --chat", NULL);
     if (!a->chat && a->think_set) return cli_fail("--think and --think-history are for --chat", NULL);
+    if (a->chat && a->samples > 1) return cli_fail("--samples is for a prompt, not --chat", NULL);
     return cli_engine_done(&a->eng);
 }
 
@@ -536,6 +543,99 @@ done:
 
 /* One generation (no --chat): the prompt echoed, then its continuation streamed to stdout, the
    figures on stderr. Returns the exit status. */
+/* --samples K: the prompt's session (prefilled; its last logits in logits0) copied into K - 1
+   more, each sample with its own sampler (seed + k) and text; each step decodes every sample
+   still going in one dintattn_batch_step. Returns 0, or 1 (printed). */
+static int run_samples(const args *a, const dintattn_model *model, const dintattn_tokenizer *tok, dintattn_session *sess0,
+                       const float *logits0, const int *ids, int n_ids, const char *prompt, size_t prompt_len,
+                       double prefill_s)
+{
+    const int K = a->samples, V = dintattn_model_config(model)->vocab_size;
+    dintattn_session *sess[64] = {NULL};
+    dintattn_sampler *smp[64] = {NULL};
+    dintattn_batch_item items[64];
+    float *logits[64] = {NULL};
+    srv_buf out[64];
+    int next[64], n_gen[64] = {0}, going[64], k, i, steps = 0, rc = 1, total = 0;
+    dintattn_session_options so;
+    dintattn_error err;
+    double t0 = cli_now(), t1;
+    memset(out, 0, sizeof out);
+    cli_session_options(&a->eng, dintattn_session_n_ctx(sess0), &so);
+    for (k = 0; k < K; k++) {
+        dintattn_sampler_options o = a->sampling;
+        o.seed = a->sampling.seed + (unsigned long long)k;
+        sess[k] = sess0;
+        if ((k > 0 && (dintattn_session_new(model, &so, &sess[k], &err) || dintattn_session_copy(sess[k], sess0, &err))) ||
+            dintattn_sampler_new(V, &o, &smp[k], &err)) {
+            if (k > 0 && sess[k] == sess0) sess[k] = NULL;
+            cli_fail("cannot start a sample", err.message);
+            goto done;
+        }
+        for (i = 0; i < n_ids; i++) dintattn_sampler_accept(smp[k], ids[i]);
+        if (!(logits[k] = (float *)malloc(sizeof(float) * (size_t)V))) {
+            cli_fail("out of memory", NULL);
+            goto done;
+        }
+        memcpy(logits[k], logits0, sizeof(float) * (size_t)V);
+        going[k] = a->n > 0;
+    }
+    for (;;) {
+        int n = 0;
+        for (k = 0; k < K; k++) {
+            size_t len = 0;
+            const char *bytes;
+            if (!going[k]) continue;
+            next[k] = dintattn_sampler_sample(smp[k], logits[k]);
+            if (dintattn_tokenizer_is_eos(tok, next[k])) {
+                going[k] = 0;
+                continue;
+            }
+            n_gen[k]++;
+            dintattn_sampler_accept(smp[k], next[k]);
+            if (dintattn_tokenizer_has_token(tok, next[k]) && (bytes = dintattn_tokenizer_token(tok, next[k], &len)))
+                srv_buf_add(&out[k], bytes, len);
+            if (n_gen[k] >= a->n || dintattn_session_pos(sess[k]) >= dintattn_session_n_ctx(sess[k])) {
+                going[k] = 0;
+                continue;
+            }
+            items[n].sess = sess[k], items[n].tokens = &next[k], items[n].n_tokens = 1, items[n].logits = logits[k];
+            n++;
+        }
+        if (n == 0) break;
+        if (dintattn_batch_step(items, n, NULL, &err)) {
+            cli_fail("decode", err.message);
+            goto done;
+        }
+        steps++;
+    }
+    t1 = cli_now();
+    for (k = 0; k < K; k++) {
+        if (out[k].nomem) {
+            cli_fail("out of memory", NULL);
+            goto done;
+        }
+        printf("[sample %d, seed %llu]\n", k, a->sampling.seed + (unsigned long long)k);
+        fwrite(prompt, 1, prompt_len, stdout);
+        fwrite(out[k].p ? out[k].p : "", 1, out[k].len, stdout);
+        printf("\n");
+        total += n_gen[k];
+    }
+    fprintf(stderr, "prompt: %d tokens, %.1f tok/s, once | generated: %d samples, %d tokens in %d batched steps, %.1f tok/s | "
+                    "seeds %llu to %llu | kernels %s\n",
+            n_ids, n_ids / (prefill_s > 0 ? prefill_s : 1e-9), K, total, steps, total / (t1 - t0 > 0 ? t1 - t0 : 1e-9),
+            a->sampling.seed, a->sampling.seed + (unsigned long long)(K - 1), dintattn_kernels_name(dintattn_session_kernels(sess0)));
+    rc = 0;
+done:
+    for (k = 0; k < K; k++) {
+        if (k > 0) dintattn_session_free(sess[k]);
+        dintattn_sampler_free(smp[k]);
+        free(logits[k]);
+        srv_buf_free(&out[k]);
+    }
+    return rc;
+}
+
 static int run_prompt(args *a, dintattn_model *model, dintattn_tokenizer *tok)
 {
     dintattn_error err;
@@ -592,14 +692,21 @@ static int run_prompt(args *a, dintattn_model *model, dintattn_tokenizer *tok)
         cli_fail("out of memory", NULL);
         goto done;
     }
-    fwrite(text ? text : a->prompt ? a->prompt : "", 1, text ? text_len : a->prompt ? strlen(a->prompt) : 0, stdout);
-    fflush(stdout);
+    if (a->samples == 1) { /* streamed; --samples prints each sample whole */
+        fwrite(text ? text : a->prompt ? a->prompt : "", 1, text ? text_len : a->prompt ? strlen(a->prompt) : 0, stdout);
+        fflush(stdout);
+    }
     t0 = cli_now();
     if (dintattn_prefill(sess, ids, n_ids, logits, 0, &err)) {
         cli_fail("prefill", err.message);
         goto done;
     }
     t1 = cli_now();
+    if (a->samples > 1) {
+        rc = run_samples(a, model, tok, sess, logits, ids, n_ids, text ? text : a->prompt ? a->prompt : "",
+                         text ? text_len : a->prompt ? strlen(a->prompt) : 0, t1 - t0);
+        goto done;
+    }
     while (n_gen < a->n) {
         int next = dintattn_sampler_sample(sampler, logits);
         if (dintattn_tokenizer_is_eos(tok, next)) break; /* any of the model's EOS ids */

@@ -199,5 +199,25 @@ expect_error "--tokenizer of a text file" $model -p hi --tokenizer README.md
 grep -q "^generate: --tokenizer README.md: .*(it takes a tiktoken rank file, a tokenizer file of tools/convert.py --format tokenizer, or a model file that carries a tokenizer)$" "$tmp/err" &&
     ok || bad "--tokenizer README.md: $(cat "$tmp/err")"
 
+# --samples K: K continuations decoded together; sample k is the lone run with seed + k (greedy:
+# all equal to the lone greedy run); the prompt is prefilled once
+sm=models/dint-kjv.safetensors
+"$bin" $sm -p "In the beginning" -n 16 --samples 3 --seed 40 >"$tmp/samples" 2>"$tmp/samples.err" || bad "--samples 3: $(cat "$tmp/samples.err")"
+for k in 0 1 2; do
+    "$bin" $sm -p "In the beginning" -n 16 --seed $((40 + k)) >"$tmp/lone$k" 2>/dev/null
+    sed -n "/^\[sample $k, seed $((40 + k))\]\$/{n;p;}" "$tmp/samples" >"$tmp/got$k"
+    [ -s "$tmp/got$k" ] && cmp -s "$tmp/got$k" "$tmp/lone$k" && ok ||
+        bad "--samples 3: sample $k is not the lone run with seed $((40 + k)): '$(cat "$tmp/got$k")' vs '$(cat "$tmp/lone$k")'"
+done
+grep -q "generated: 3 samples, [0-9]* tokens in [0-9]* batched steps" "$tmp/samples.err" && ok || bad "--samples 3: stderr: $(cat "$tmp/samples.err")"
+"$bin" $sm -p "And God said" -n 12 --temp 0 --samples 4 >"$tmp/gsamples" 2>/dev/null
+"$bin" $sm -p "And God said" -n 12 --temp 0 >"$tmp/glone" 2>/dev/null
+[ "$(grep -c '^\[sample' "$tmp/gsamples")" = 4 ] && [ "$(grep -v '^\[sample' "$tmp/gsamples" | sort -u | wc -l)" = 1 ] &&
+    [ "$(grep -v '^\[sample' "$tmp/gsamples" | sort -u)" = "$(cat "$tmp/glone")" ] && ok || bad "--samples 4 --temp 0: $(cat "$tmp/gsamples")"
+expect_error "--samples 0" $model -p hi --samples 0
+expect_error "--samples 65" $model -p hi --samples 65
+expect_error "--samples with --chat" $model --chat --samples 2
+grep -q "samples is for a prompt, not --chat" "$tmp/err" && ok || bad "--samples --chat: $(cat "$tmp/err")"
+
 echo "generate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
