@@ -76,7 +76,7 @@ static const char *usage_chat =
     "                      gets plain turns: each message a line, and a reply ends at a newline.\n"
     "                      A reply ends at an EOS id, a stop string of the template (not printed),\n"
     "                      -n tokens or the context's end. The KV cache is kept across turns: a turn\n"
-    "                      prefills only its new tokens (else all again, said on stderr). A message\n"
+    "                      prefills only what differs from the cached tokens (said on stderr). A message\n"
     "                      that no longer fits the context ends the conversation with a message on\n"
     "                      stderr and exit status 1 (older turns are not dropped). Per-turn figures\n"
     "                      go to stderr when stdin is not a terminal. Ends at the end of stdin\n"
@@ -89,7 +89,8 @@ static const char *usage_chat =
     "                      what later turns see of a reply's reasoning: all of it (keep, the\n"
     "                      default; the cache is reused) or only the text after </think> (drop,\n"
     "                      as DeepSeek-R1-style templates render history: tools/convert.py says\n"
-    "                      \"drops the reasoning\" for them; each turn then prefills all again)\n";
+    "                      \"drops the reasoning\" for them; each turn then prefills from the\n"
+    "                      dropped reasoning on)\n";
 
 typedef struct args {
     cli_engine eng; /* MODEL, --ctx, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
