@@ -476,6 +476,59 @@ DINTATTN_API dintattn_result dintattn_session_inspect(dintattn_session *sess, co
 DINTATTN_API void dintattn_attn_stats_of(const float *w, int n, const int *spans, int n_spans,
                                          dintattn_attn_stats *out);
 
+/* Activations a session summarizes per layer while collecting (dintattn_session_act_start), over
+   the tokens it runs (docs/computing.md, "Activation statistics", says exactly which elements). */
+typedef enum dintattn_act_kind {
+    DINTATTN_ACT_LOGITS1, /* attention logits q1 . k1 / sqrt(d) of every signal head and query over the keys
+                             it sees (the causal mask's entries left out): the single map of standard attention */
+    DINTATTN_ACT_LOGITS2, /* q2 . k2 / sqrt(d) of every noise map A2 (heads sharing one count it once);
+                             none for standard attention */
+    DINTATTN_ACT_FFN_IN,  /* the FFN's input, RMSNorm(x) * ffn_norm: what w_gate and w_up multiply */
+    DINTATTN_ACT_HIDDEN,  /* the residual stream x after the layer (its attention and FFN added) */
+    DINTATTN_ACT_KINDS
+} dintattn_act_kind;
+
+/* Collection options; all-zero (or NULL) means the defaults. */
+typedef struct dintattn_act_options {
+    int top_k; /* largest magnitudes kept per layer and kind; 0 = 10, at most 65536 */
+} dintattn_act_options;
+
+/* The summary of one kind of activation of one layer, over `count` finite elements x (magnitude
+   |x|). The median is the lower median (rank ceil(count / 2) of the ascending magnitudes), read
+   from a histogram of 128 bins per power of two: within 2^-8 of the true one, relative, for
+   magnitudes of 2^-126 or more, and exact when it is among the top_k largest. Kurtosis is
+   Pearson's, m4 / m2^2 of the signed values about their mean (3 for a Gaussian; NaN when all are
+   equal). All zero when count is 0. */
+typedef struct dintattn_act_stats {
+    long long count;     /* finite elements summarized */
+    long long nonfinite; /* NaN and infinite elements: counted here, left out of the rest */
+    int k;               /* magnitudes held: min(top_k, count) */
+    double top1, topk;   /* the largest magnitude and the k-th largest */
+    double median;       /* median magnitude */
+    double ratio;        /* top1 / median (infinite when the median is 0) */
+    double mean, std;    /* of the signed values (std: population, divided by count) */
+    double kurtosis;
+} dintattn_act_stats;
+
+/* Starts collecting activation statistics on the session (afresh: earlier ones are dropped), with
+   opt (NULL: defaults). Costs, while on: memory of 4 histograms of 32640 counts (8 bytes each) and
+   top_k floats per layer, allocated here (DINTATTN_ERR_NOMEM if it cannot be); time, a pass over
+   every element recorded; attention runs on the calling thread (as with a hook). Tokens that
+   dintattn_session_truncate runs again are not counted twice. Off, it costs a test per row.
+   DINTATTN_ERR_ARG for a NULL session or top_k outside [0, 65536]. */
+DINTATTN_API dintattn_result dintattn_session_act_start(dintattn_session *sess, const dintattn_act_options *opt,
+                                                        dintattn_error *err);
+/* Stops collecting and frees what collection held (NULL or not collecting: nothing to do). */
+DINTATTN_API void dintattn_session_act_stop(dintattn_session *sess);
+/* Fills *out with the statistics of `kind` in `layer` so far, and top[0 .. min(k, max_top)) with
+   the largest magnitudes, descending (top may be NULL). DINTATTN_ERR_ARG if the session is not
+   collecting, or layer or kind is out of range (LOGITS2 of standard attention is all zero). */
+DINTATTN_API dintattn_result dintattn_session_act_stats(const dintattn_session *sess, int layer, dintattn_act_kind kind,
+                                                        dintattn_act_stats *out, float *top, int max_top,
+                                                        dintattn_error *err);
+/* "logits1", "logits2", "ffn_in", "hidden" (NULL for a value out of range). */
+DINTATTN_API const char *dintattn_act_kind_name(dintattn_act_kind kind);
+
 /* Runs n >= 1 tokens after those the session holds. If logits is not NULL it receives the logits
    of every token ([n, vocab_size], all_logits != 0) or of the last one ([vocab_size]).
    On error nothing is changed and an error code is returned. */
@@ -6935,6 +6988,7 @@ struct dintattn_session {
     int attn_pool;                          /* prefill attention on the pool: -1 where no sgemm runs (the
                                                default), 1 always (tests), 0 never */
     float *I_row;                           /* [n_ctx]: DINT's I of an inspected row */
+    struct dintattn__act *act;              /* activation statistics (dintattn_session_act_start); NULL: off */
 };
 
 static double *dintattn__S_row(const dintattn_session *s, int l, int i)
@@ -7097,6 +7151,93 @@ static int dintattn__inspected(const dintattn_inspect *in, int l, int i, int pos
            (in->pos_to <= 0 || pos < in->pos_to);
 }
 
+/* --- activation statistics (dintattn_session_act_start) -------------------------------------- */
+
+/* A magnitude's histogram bin is its float's bits shifted right by 16: the exponent and the top 7
+   bits of the mantissa, 128 bins per power of two that rise with the value; the finite floats end
+   below bin 0x7F80 (infinity's). A bin of normal floats [lo, hi) has hi - lo <= lo 2^-7, so its
+   midpoint is within 2^-8 of any magnitude in it, relative. */
+#define DINTATTN__ACT_BINS 0x7F80
+#define DINTATTN__ACT_TOP_MAX 65536
+
+/* One layer's and kind's running summary: counts per bin, the k largest magnitudes (a min-heap:
+   top[0] is the smallest kept) and the central moments' sums of the signed values, merged a row
+   at a time (Pebay's pairwise update: a row's moments about its own mean, then combined, which
+   keeps the fourth moment accurate where raw power sums would cancel). */
+typedef struct dintattn__act_acc {
+    uint64_t *hist;
+    float *top;
+    int n_top;
+    long long n, nonfinite;
+    double mean, m2, m3, m4;
+} dintattn__act_acc;
+
+struct dintattn__act {
+    int k, n_layers;
+    dintattn__act_acc *acc; /* [n_layers][DINTATTN_ACT_KINDS] */
+    float *sorted;          /* [k]: scratch for dintattn_session_act_stats */
+};
+
+static void dintattn__top_down(float *h, int n, int i)
+{
+    for (;;) {
+        int m = i, a = 2 * i + 1, b = a + 1;
+        float t;
+        if (a < n && h[a] < h[m]) m = a;
+        if (b < n && h[b] < h[m]) m = b;
+        if (m == i) return;
+        t = h[i], h[i] = h[m], h[m] = t;
+        i = m;
+    }
+}
+
+static void dintattn__top_push(float *h, int n, float v) /* h holds n; v becomes the (n+1)-th */
+{
+    int i = n;
+    h[i] = v;
+    while (i > 0 && h[(i - 1) / 2] > h[i]) {
+        float t = h[i];
+        h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+/* Adds the n elements x[0..n) (one row: a query's logits over its keys, a token's vector). */
+static void dintattn__act_add(dintattn__act_acc *a, int k, const float *x, int n)
+{
+    double sum = 0, mean, nb, na, nn, delta, dn, m2 = 0, m3 = 0, m4 = 0;
+    long long cnt = 0;
+    int j;
+    for (j = 0; j < n; j++) {
+        const float m = fabsf(x[j]);
+        uint32_t u;
+        if (!isfinite(m)) {
+            a->nonfinite++;
+            continue;
+        }
+        memcpy(&u, &m, sizeof u);
+        a->hist[u >> 16]++;
+        if (a->n_top < k) dintattn__top_push(a->top, a->n_top++, m);
+        else if (m > a->top[0]) a->top[0] = m, dintattn__top_down(a->top, k, 0);
+        sum += x[j], cnt++;
+    }
+    if (!cnt) return;
+    mean = sum / (double)cnt;
+    for (j = 0; j < n; j++)
+        if (isfinite(x[j])) {
+            const double d = x[j] - mean, d2 = d * d;
+            m2 += d2, m3 += d2 * d, m4 += d2 * d2;
+        }
+    na = (double)a->n, nb = (double)cnt, nn = na + nb;
+    delta = mean - a->mean, dn = delta / nn;
+    a->m4 += m4 + delta * dn * dn * dn * na * nb * (na * na - na * nb + nb * nb) +
+             6 * dn * dn * (na * na * m2 + nb * nb * a->m2) + 4 * dn * (na * m3 - nb * a->m3);
+    a->m3 += m3 + delta * dn * dn * na * nb * (na - nb) + 3 * dn * (na * m2 - nb * a->m2);
+    a->m2 += m2 + delta * dn * na * nb;
+    a->mean += dn * nb;
+    a->n += cnt;
+}
+
 /* HeadNorm and head scale of one head's output (docs/format.md section 1). */
 static void dintattn__head_post(const dintattn_config *c, const dintattn__layer *L, int i, float *o)
 {
@@ -7178,7 +7319,12 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
             k->scores2(A1 + j0, A2 + j0, q1, q2, dintattn__kv_tile(&rd, &s->k2, k2h, j0, n), n, d, scale);
         }
         if (!fused) dintattn__scores_block(&rd, &s->k2, k2h, A2, q2, c->n_q2_heads * d, nb, scale);
-        for (t = 0; t < nb; t++) k->softmax(A2 + (size_t)t * width, width - nb + t + 1);
+        for (t = 0; t < nb; t++) {
+            if (s->act) /* the noise map's logits, once for the run of heads sharing it */
+                dintattn__act_add(&s->act->acc[(size_t)l * DINTATTN_ACT_KINDS + DINTATTN_ACT_LOGITS2], s->act->k,
+                                  A2 + (size_t)t * width, width - nb + t + 1);
+            k->softmax(A2 + (size_t)t * width, width - nb + t + 1);
+        }
     }
     for (i = h0; i < h1; i += g) {
         /* g heads at once (one query), their rows of A1 and W j = 0..g-1; else one, rows t */
@@ -7193,6 +7339,9 @@ static void dintattn__attend(const dintattn__chunk *ch, int h0, int h1, int t0, 
                 const float lambda = ch->lambda ? ch->lambda[(size_t)(t0 + t) * H + h] : (float)L->lambda;
                 float *a1 = A1 + (size_t)(j + t) * width, *w = W + (size_t)(j + t) * width;
                 const int shown = s->insp.row && dintattn__inspected(&s->insp, l, h, pos);
+                if (s->act) /* the logits over the keys the query sees, before the softmax */
+                    dintattn__act_add(&s->act->acc[(size_t)l * DINTATTN_ACT_KINDS + DINTATTN_ACT_LOGITS1], s->act->k,
+                                      a1, nk);
                 dintattn__head_weights(k, c, lambda, s->S ? dintattn__S_row(s, l, h) : NULL, a1, A2 + (size_t)t * width, w,
                                        nk, shown ? s->I_row : NULL);
                 if (s->hook) s->hook(s->hook_user, l, h, pos, w, nk);
@@ -7488,14 +7637,17 @@ static void dintattn__attention(dintattn__chunk *ch)
     const dintattn_model *m = s->model;
     int t0, nb, run;
     if (ch->n == 1) {
-        /* hooks and inspection see their rows on the calling thread, in order */
-        dintattn__pool_run(dintattn__decode_reads(ch) < dintattn__solo_bytes || s->hook || s->insp.row ? NULL : &ch->w->pool,
+        /* hooks, inspection and activation statistics see their rows on the calling thread, in order */
+        dintattn__pool_run(dintattn__decode_reads(ch) < dintattn__solo_bytes || s->hook || s->insp.row || s->act
+                               ? NULL
+                               : &ch->w->pool,
                            m->n_noise_runs, dintattn__attend_unit, ch);
         return;
     }
     for (t0 = 0; t0 < ch->n; t0 += nb) {
         nb = ch->n - t0 < DINTATTN__QB ? ch->n - t0 : DINTATTN__QB;
-        if (s->hook || s->insp.row || !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s, ch->n) : s->attn_pool)) {
+        if (s->hook || s->insp.row || s->act ||
+            !(s->attn_pool < 0 ? !dintattn__prefill_sgemm(s, ch->n) : s->attn_pool)) {
             for (run = 0; run < m->n_noise_runs; run++)
                 dintattn__attend(ch, m->noise_run[run], m->noise_run[run + 1], t0, nb, ch->w->blk, ch->w->kvp, 0);
         } else {
@@ -7841,6 +7993,7 @@ DINTATTN_API void dintattn_session_free(dintattn_session *s)
 {
     if (!s) return;
     dintattn__pool_stop(&s->pool);
+    dintattn_session_act_stop(s);
     DINTATTN_FREE(s->block);
     DINTATTN_FREE(s);
 }
@@ -7958,6 +8111,119 @@ DINTATTN_API void dintattn_attn_stats_of(const float *w, int n, const int *spans
         const double p = fabs((double)w[j]) / abs_sum;
         if (p > 0) out->entropy -= p * log(p);
     }
+}
+
+DINTATTN_API const char *dintattn_act_kind_name(dintattn_act_kind kind)
+{
+    static const char *const names[DINTATTN_ACT_KINDS] = {"logits1", "logits2", "ffn_in", "hidden"};
+    return (int)kind >= 0 && kind < DINTATTN_ACT_KINDS ? names[kind] : NULL;
+}
+
+DINTATTN_API void dintattn_session_act_stop(dintattn_session *s)
+{
+    if (!s || !s->act) return;
+    DINTATTN_FREE(s->act);
+    s->act = NULL;
+}
+
+DINTATTN_API dintattn_result dintattn_session_act_start(dintattn_session *s, const dintattn_act_options *opt,
+                                                        dintattn_error *err)
+{
+    const int k = opt && opt->top_k ? opt->top_k : 10;
+    size_t n_acc, per, bytes, i;
+    struct dintattn__act *a;
+    unsigned char *p;
+    if (!s) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_act_start: NULL session");
+    if (k < 1 || k > DINTATTN__ACT_TOP_MAX)
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_act_start: top_k = %d is outside [0, %d] (0: the default, 10)",
+                              opt->top_k, DINTATTN__ACT_TOP_MAX);
+    dintattn_session_act_stop(s);
+    /* the layers (validated at load) times at most 4 (2^18 + 2^16 + 1) bytes: no overflow on 64 bits,
+       and checked against SIZE_MAX where size_t is narrower */
+    n_acc = (size_t)s->model->cfg.n_layers * DINTATTN_ACT_KINDS;
+    per = sizeof(dintattn__act_acc) + sizeof(uint64_t) * DINTATTN__ACT_BINS + sizeof(float) * (size_t)k;
+    if ((double)n_acc * (double)per + sizeof *a + sizeof(float) * (double)k > (double)SIZE_MAX)
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM, "dintattn_session_act_start: %d layers' statistics exceed memory",
+                              s->model->cfg.n_layers);
+    bytes = sizeof *a + n_acc * per + sizeof(float) * (size_t)k;
+    a = (struct dintattn__act *)DINTATTN_MALLOC(bytes);
+    if (!a)
+        return dintattn__fail(err, DINTATTN_ERR_NOMEM,
+                              "dintattn_session_act_start: cannot allocate %zu bytes for %d layers' statistics (a "
+                              "smaller top_k needs less)",
+                              bytes, s->model->cfg.n_layers);
+    memset(a, 0, sizeof *a);
+    a->k = k, a->n_layers = s->model->cfg.n_layers;
+    /* the structs, then the 8-byte counts, then the floats: each part aligned for its type */
+    a->acc = (dintattn__act_acc *)(a + 1);
+    p = (unsigned char *)(a->acc + n_acc);
+    for (i = 0; i < n_acc; i++) {
+        memset(&a->acc[i], 0, sizeof a->acc[i]);
+        a->acc[i].hist = (uint64_t *)p;
+        p += sizeof(uint64_t) * DINTATTN__ACT_BINS;
+    }
+    memset(a->acc[0].hist, 0, sizeof(uint64_t) * DINTATTN__ACT_BINS * n_acc);
+    for (i = 0; i < n_acc; i++) {
+        a->acc[i].top = (float *)p;
+        p += sizeof(float) * (size_t)k;
+    }
+    a->sorted = (float *)p;
+    s->act = a;
+    dintattn__ok(err);
+    return DINTATTN_OK;
+}
+
+static int dintattn__descending(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+DINTATTN_API dintattn_result dintattn_session_act_stats(const dintattn_session *s, int layer, dintattn_act_kind kind,
+                                                        dintattn_act_stats *out, float *top, int max_top,
+                                                        dintattn_error *err)
+{
+    const dintattn__act_acc *a;
+    long long r, cum = 0;
+    int b;
+    if (!s || !out) return dintattn__fail(err, DINTATTN_ERR_ARG, "dintattn_session_act_stats: NULL argument");
+    if (!s->act)
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_act_stats: the session is not collecting: call "
+                              "dintattn_session_act_start before running the tokens");
+    if (layer < 0 || layer >= s->act->n_layers || (int)kind < 0 || kind >= DINTATTN_ACT_KINDS)
+        return dintattn__fail(err, DINTATTN_ERR_ARG,
+                              "dintattn_session_act_stats: layer %d, kind %d: the model has layers [0, %d) and kinds "
+                              "[0, %d)",
+                              layer, (int)kind, s->act->n_layers, DINTATTN_ACT_KINDS);
+    a = &s->act->acc[(size_t)layer * DINTATTN_ACT_KINDS + (size_t)kind];
+    memset(out, 0, sizeof *out);
+    out->nonfinite = a->nonfinite;
+    dintattn__ok(err);
+    if (!a->n) return DINTATTN_OK;
+    memcpy(s->act->sorted, a->top, sizeof(float) * (size_t)a->n_top);
+    qsort(s->act->sorted, (size_t)a->n_top, sizeof(float), dintattn__descending);
+    out->count = a->n, out->k = a->n_top;
+    out->top1 = s->act->sorted[0], out->topk = s->act->sorted[a->n_top - 1];
+    if (top && max_top > 0) memcpy(top, s->act->sorted, sizeof(float) * (size_t)(max_top < a->n_top ? max_top : a->n_top));
+    r = (a->n + 1) / 2; /* the lower median's rank, ascending from 1 */
+    if (a->n - r < a->n_top) {
+        out->median = s->act->sorted[a->n - r]; /* among the largest kept: exact */
+    } else {
+        for (b = 0; b < DINTATTN__ACT_BINS && (cum += (long long)a->hist[b]) < r; b++) {}
+        if (b > 0) { /* the bin's midpoint (bin 0, zero and the smallest subnormals: 0) */
+            const uint32_t lo_bits = (uint32_t)b << 16, hi_bits = (uint32_t)(b + 1) << 16;
+            float lo, hi;
+            memcpy(&lo, &lo_bits, sizeof lo), memcpy(&hi, &hi_bits, sizeof hi);
+            out->median = 0.5 * ((double)lo + (double)hi);
+        }
+    }
+    out->ratio = out->median > 0 ? out->top1 / out->median : HUGE_VAL;
+    out->mean = a->mean;
+    out->std = sqrt(a->m2 / (double)a->n);
+    out->kurtosis = a->m2 > 0 ? (double)a->n * a->m4 / (a->m2 * a->m2) : NAN;
+    return DINTATTN_OK;
 }
 
 DINTATTN_API void dintattn_session_set_attn_hook(dintattn_session *s, dintattn_attn_hook hook, void *user)
@@ -9080,14 +9346,30 @@ static void dintattn__attention_block(dintattn_session *s, int l, int n, int pos
     dintattn__products(s, n, &wo, 1);
 }
 
-/* x += w_down @ (act(w_gate @ h) * (w_up @ h)), h = RMSNorm(x). */
-static void dintattn__ffn_block(dintattn_session *s, int l, int n)
+/* Records rows[0..n) (each `width` floats) as activation `kind` of layer l: each row for the
+   session it belongs to (st: a batch's stacked rows; NULL: all s's), if that session collects. */
+static void dintattn__act_rows(dintattn_session *s, const dintattn__stack *st, int l, int kind,
+                               const float *rows, int n, int width)
+{
+    int t;
+    for (t = 0; t < n; t++) {
+        const dintattn_session *o = st ? st->sess[t] : s;
+        if (o->act)
+            dintattn__act_add(&o->act->acc[(size_t)l * DINTATTN_ACT_KINDS + (size_t)kind], o->act->k,
+                              rows + (size_t)t * (size_t)width, width);
+    }
+}
+
+/* x += w_down @ (act(w_gate @ h) * (w_up @ h)), h = RMSNorm(x), for the chunk's n rows (st: a
+   batch's, each its session's; NULL: all s's). */
+static void dintattn__ffn_block(dintattn_session *s, int l, int n, const dintattn__stack *st)
 {
     const dintattn_config *c = &s->model->cfg;
     const dintattn__layer *L = &s->model->layers[l];
     const int D = c->dim, F = c->hidden_dim, silu = c->ffn_act == DINTATTN_FFN_SILU;
     dintattn__product p[2];
     dintattn__norm_chunk(s, L->ffn_norm, n);
+    dintattn__act_rows(s, st, l, DINTATTN_ACT_FFN_IN, s->xn, n, D);
     p[0] = dintattn__product_f32(&L->w_gate, s->xn, D, s->ffn_gate, F, 0);
     p[1] = dintattn__product_f32(&L->w_up, s->xn, D, s->ffn_up, F, 0);
     p[0].bias = L->b_gate, p[1].bias = L->b_up;
@@ -9103,6 +9385,7 @@ static void dintattn__ffn_block(dintattn_session *s, int l, int n)
     p[0] = dintattn__product_f32(&L->w_down, s->ffn_gate, F, s->x, D, 1);
     p[0].bias = L->b_down;
     dintattn__products(s, n, p, 1);
+    dintattn__act_rows(s, st, l, DINTATTN_ACT_HIDDEN, s->x, n, D);
 }
 
 /* DINT, before a step of n tokens at pos: S at pos becomes the checkpoint of every multiple of
@@ -9140,7 +9423,7 @@ static void dintattn__forward_chunk(dintattn_session *s, const int *tokens, int 
                                                s->x + (size_t)t * D);
     for (l = 0; l < c->n_layers; l++) {
         dintattn__attention_block(s, l, n, s->pos);
-        dintattn__ffn_block(s, l, n);
+        dintattn__ffn_block(s, l, n, NULL);
     }
     s->pos += n;
     if (!logits) return;
@@ -9224,7 +9507,7 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
             ch.q1 = h->q1 + (size_t)off[i] * H * d, ch.q2 = h->q2 + (size_t)off[i] * c->n_q2_heads * d;
             ch.lambda = h->lambda_rows ? h->lambda_rows + (size_t)off[i] * H : NULL;
             ch.att = h->att + (size_t)off[i] * H * c->v_head_dim;
-            if (ch.n == 1 && ch.w == h && !s->hook && !s->insp.row) { /* with the other decodes, below */
+            if (ch.n == 1 && ch.w == h && !s->hook && !s->insp.row && !s->act) { /* with the other decodes, below */
                 reads += dintattn__decode_reads(&ch);
                 chunks[dec.count++] = ch;
             } else {
@@ -9236,7 +9519,7 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
                                dintattn__decodes_unit, &dec);
         wo = dintattn__product_f32(&L->wo, h->att, H * c->v_head_dim, h->x, D, 1);
         dintattn__products(h, N, &wo, 1);
-        dintattn__ffn_block(h, l, N);
+        dintattn__ffn_block(h, l, N, st);
     }
     for (i = 0; i < n_items; i++) {
         if (!part[i]) continue;
@@ -9351,6 +9634,7 @@ DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *s, int 
                               n, s->pos);
     if (s->S && n < s->pos) {
         const dintattn_config *c = &s->model->cfg;
+        struct dintattn__act *act = s->act;
         int i, best = 0, l, h;
         for (i = 1; i <= s->n_ckpt; i++) { /* the nearest checkpoint at or below n; the others past n go */
             if (s->ckpt_pos[i] > n) s->ckpt_pos[i] = 0;
@@ -9363,6 +9647,7 @@ DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *s, int 
                 if (p) memcpy(row, dintattn__ckpt_row(s, best, l, h), sizeof(double) * (size_t)p);
                 memset(row + p, 0, sizeof(double) * (size_t)(s->pos - p));
             }
+        s->act = NULL; /* tokens run again are not counted again */
         s->pos = best ? s->ckpt_pos[best] : 0;
         while (s->pos < n) { /* the recorded steps again, the last one cut at n */
             int end = s->pos + 1;
@@ -9370,6 +9655,7 @@ DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *s, int 
             if (end - s->pos > s->n_batch) end = s->pos + s->n_batch; /* a step of a copied session's longer batch */
             dintattn__forward_chunk(s, s->ids + s->pos, end - s->pos, NULL, 0);
         }
+        s->act = act;
     }
     s->pos = n;
     dintattn__ok(err);
