@@ -7168,6 +7168,7 @@ typedef struct dintattn__act_acc {
     uint64_t *hist;
     float *top;
     int n_top;
+    float least;            /* the smallest magnitude: with top[], it bounds the median's bin */
     long long n, nonfinite;
     double mean, m2, m3, m4;
 } dintattn__act_acc;
@@ -7208,6 +7209,9 @@ static void dintattn__act_add(dintattn__act_acc *a, int k, const float *x, int n
     double sum = 0, mean, nb, na, nn, delta, dn, m2 = 0, m3 = 0, m4 = 0;
     long long cnt = 0;
     int j;
+#ifdef DINTATTN__ACT_TAP /* tests/test_activations.c: every recorded row, to summarize again in float64 */
+    DINTATTN__ACT_TAP(a, x, n);
+#endif
     for (j = 0; j < n; j++) {
         const float m = fabsf(x[j]);
         uint32_t u;
@@ -7217,6 +7221,7 @@ static void dintattn__act_add(dintattn__act_acc *a, int k, const float *x, int n
         }
         memcpy(&u, &m, sizeof u);
         a->hist[u >> 16]++;
+        if (m < a->least || !a->n_top) a->least = m;
         if (a->n_top < k) dintattn__top_push(a->top, a->n_top++, m);
         else if (m > a->top[0]) a->top[0] = m, dintattn__top_down(a->top, k, 0);
         sum += x[j], cnt++;
@@ -8212,11 +8217,14 @@ DINTATTN_API dintattn_result dintattn_session_act_stats(const dintattn_session *
         out->median = s->act->sorted[a->n - r]; /* among the largest kept: exact */
     } else {
         for (b = 0; b < DINTATTN__ACT_BINS && (cum += (long long)a->hist[b]) < r; b++) {}
-        if (b > 0) { /* the bin's midpoint (bin 0, zero and the smallest subnormals: 0) */
+        if (b > 0) { /* the bin's midpoint (bin 0, zero and the smallest subnormals: 0), kept within the
+                        magnitudes seen, which can only bring it nearer (all equal: exact) */
             const uint32_t lo_bits = (uint32_t)b << 16, hi_bits = (uint32_t)(b + 1) << 16;
             float lo, hi;
             memcpy(&lo, &lo_bits, sizeof lo), memcpy(&hi, &hi_bits, sizeof hi);
             out->median = 0.5 * ((double)lo + (double)hi);
+            if (out->median > out->top1) out->median = out->top1;
+            if (out->median < a->least) out->median = a->least;
         }
     }
     out->ratio = out->median > 0 ? out->top1 / out->median : HUGE_VAL;
