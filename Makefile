@@ -97,7 +97,7 @@ AVX512_BW_VL := $(shell grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw 
 SUITES := test_engine test_engine_portable test_engine_avx2 test_engine_avx512 \
           test_batch_portable test_batch_avx2 test_batch_avx512 \
           $(if $(AVX512_BW_VL),test_engine_bf16_emulated) \
-          cli needle generate simple score attention $(filter-out test_engine,$(TESTS))
+          cli needle generate simple score attention activations $(filter-out test_engine,$(TESTS))
 LOGS   := $(BUILD)/logs
 RUN     = @sh tests/run_suite.sh $(LOGS) $(@:run-%=%)
 
@@ -122,6 +122,8 @@ run-attention: $(BIN)/attention
 	$(RUN) sh tests/attention.sh $^
 run-needle: $(BIN)/needle $(BIN)/tokenize
 	$(RUN) sh tests/needle.sh $^
+run-activations: $(BIN)/activations
+	$(RUN) sh tests/activations.sh $^
 
 check: $(addprefix run-,$(SUITES))
 	$(if $(AVX512_BW_VL),,@echo "test_engine_bf16_emulated: skipped, the CPU has no AVX-512 BW and VL")

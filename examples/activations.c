@@ -72,7 +72,7 @@ typedef struct args {
 typedef struct result {
     const char *path;
     dintattn_attention attention;
-    int L, n_tokens, k;
+    int L, H, D, n_tokens, k;
     dintattn_act_stats *st; /* [L][DINTATTN_ACT_KINDS] */
     float *top;             /* [L][DINTATTN_ACT_KINDS][k] */
 } result;
@@ -135,7 +135,7 @@ static int run_model(const args *a, const char *path, const char *text, size_t t
     eng.model = path;
     if (cli_load_model(path, eng.weights, eng.map, eng.threads, &model, &err)) return cli_model_failed(path, &err, "-p"), -1;
     cfg = dintattn_model_config(model);
-    r->attention = cfg->attention, r->L = cfg->n_layers, r->k = a->top_k;
+    r->attention = cfg->attention, r->L = cfg->n_layers, r->H = cfg->n_heads, r->D = cfg->dim, r->k = a->top_k;
     /* --ids needs no tokenizer; a text read once (-f -) is encoded by each model */
     if (cli_load_tokenizer(&eng, model, a->ids != NULL, &tok)) goto done;
     if (a->ids) {
@@ -210,7 +210,7 @@ static int flush_buf(srv_buf *b, FILE *f, const char *name)
     return 0;
 }
 
-/* --json: {"top_k": K, "models": [{"model", "attention", "n_layers", "n_tokens", "layers": [{"layer",
+/* --json: {"top_k": K, "models": [{"model", "attention", "n_layers", "n_heads", "dim", "n_tokens", "layers": [{"layer",
    KIND: {"count", "nonfinite", "top1", "topk", "median", "ratio", "mean", "std", "kurtosis", "top"}
    or null}]}]}; numbers that are not finite (a ratio over a zero median, the kurtosis of equal
    values) are null. */
@@ -222,8 +222,9 @@ static void write_json(srv_buf *b, const result *rs, int n, int top_k)
         const result *r = &rs[m];
         srv_buf_str(b, m ? ",\n{\"model\": " : "\n{\"model\": ");
         srv_buf_json_str(b, r->path, strlen(r->path));
-        srv_buf_printf(b, ", \"attention\": \"%s\", \"n_layers\": %d, \"n_tokens\": %d, \"layers\": [", family(r->attention),
-                       r->L, r->n_tokens);
+        srv_buf_printf(b, ", \"attention\": \"%s\", \"n_layers\": %d, \"n_heads\": %d, \"dim\": %d, \"n_tokens\": %d, "
+                          "\"layers\": [",
+                       family(r->attention), r->L, r->H, r->D, r->n_tokens);
         for (l = 0; l < r->L; l++) {
             srv_buf_printf(b, "%s\n {\"layer\": %d", l ? "," : "", l);
             for (kind = 0; kind < DINTATTN_ACT_KINDS; kind++) {
