@@ -33,7 +33,8 @@
    Threads: a model and a tokenizer are read-only once loaded and may be shared by any number of
    threads; a session (KV cache, DINT integral state S, scratch) and a sampler belong to one
    thread at a time. A session runs its own n_threads pool in decode; while an attention hook or
-   inspection is installed, attention runs on the calling thread, which calls them. A session
+   inspection is installed (or activation statistics are collected), attention runs on the
+   calling thread, which calls them. A session
    allocates all its memory when created (dintattn_session_bytes) and nothing per token.
    Kernels: a session runs AVX-512F, AVX2 + FMA + F16C or portable C loops, the best the CPU has
    up to dintattn_session_options.kernels (chosen once, at creation); on AVX-512 with AMX (and
@@ -403,7 +404,7 @@ DINTATTN_API void dintattn_session_reset(dintattn_session *sess);
    exactly as src would: prefill a shared context once, then copy it into a session per
    continuation (examples/score's multiple choice does). Both sessions must be of the same model
    and KV cache type, and src's tokens must fit dst's context; dst keeps its own threads,
-   precision, hook and inspection. Otherwise DINTATTN_ERR_ARG (DINTATTN_ERR_CONTEXT when src's
+   precision, hook, inspection and activation statistics. Otherwise DINTATTN_ERR_ARG (DINTATTN_ERR_CONTEXT when src's
    tokens do not fit) and dst is unchanged. */
 DINTATTN_API dintattn_result dintattn_session_copy(dintattn_session *dst, const dintattn_session *src,
                                                    dintattn_error *err);
