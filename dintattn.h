@@ -434,7 +434,8 @@ DINTATTN_API dintattn_result dintattn_session_truncate(dintattn_session *sess, i
 DINTATTN_API int dintattn_session_pos(const dintattn_session *sess);
 /* The session's capacity in tokens. */
 DINTATTN_API int dintattn_session_n_ctx(const dintattn_session *sess);
-/* Bytes the session allocated at creation; it allocates nothing afterwards. */
+/* Bytes the session allocated at creation; it allocates nothing afterwards (but what
+   dintattn_session_act_start asks for, outside this count). */
 DINTATTN_API size_t dintattn_session_bytes(const dintattn_session *sess);
 /* The kernel level the session runs (never AUTO). */
 DINTATTN_API dintattn_kernels dintattn_session_kernels(const dintattn_session *sess);
@@ -515,7 +516,8 @@ typedef struct dintattn_act_stats {
    opt (NULL: defaults). Costs, while on: memory of 4 histograms of 32640 counts (8 bytes each) and
    top_k floats per layer, allocated here (DINTATTN_ERR_NOMEM if it cannot be); time, a pass over
    every element recorded; attention runs on the calling thread (as with a hook). Tokens that
-   dintattn_session_truncate runs again are not counted twice. Off, it costs a test per row.
+   dintattn_session_truncate runs again are not counted twice; dintattn_session_reset keeps the
+   statistics (start again to drop them). Off, it costs a test per row.
    DINTATTN_ERR_ARG for a NULL session or top_k outside [0, 65536]. */
 DINTATTN_API dintattn_result dintattn_session_act_start(dintattn_session *sess, const dintattn_act_options *opt,
                                                         dintattn_error *err);

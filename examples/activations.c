@@ -338,15 +338,16 @@ static void decades(const double *v, int n, int *e0, int *e1)
    reads them back against the JSON). */
 static void svg_write(srv_buf *b, const result *rs, int n, int top_k, int n_tokens_same)
 {
-    const double pw = 420, ph = 190, left = 80, gap = 110, top0 = 100 + 16 * n, row_h = ph + 80;
+    const double ph = 190, left = 80, gap = 110, top0 = 100 + 16 * n, row_h = ph + 80;
     int kinds[DINTATTN_ACT_KINDS], n_kinds = 0, kind, m, l, Lmax = 1, i, k;
-    double width, height;
+    double width, height, pw;
     for (kind = 0; kind < DINTATTN_ACT_KINDS; kind++) {
         int any = 0;
         for (m = 0; m < n; m++) any |= has_kind(&rs[m], kind);
         if (any) kinds[n_kinds++] = kind;
     }
     for (m = 0; m < n; m++) Lmax = rs[m].L > Lmax ? rs[m].L : Lmax;
+    pw = 10.0 * Lmax * (n + 1) > 420 ? 10.0 * Lmax * (n + 1) : 420; /* 10 pixels a mark at least */
     width = left + pw + gap + pw + 40, height = top0 + n_kinds * row_h + 20;
     srv_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
