@@ -850,7 +850,7 @@ static int locate_needle(runner *r, sample *sm)
    but is not kept. Returns 0, or 1 (printed). */
 static int answer_batch(runner *r, sample *sms, int n)
 {
-    dintattn_batch_item items[256];
+    dintattn_batch_item items[256] = {{0}};
     dintattn_error err;
     int next[256], going[256], j, m;
     for (j = 0; j < n; j++) {
