@@ -20,6 +20,7 @@
 #include "../dintattn.h"
 #include "strbuf.h"      /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
+#include "logitcmp.h"    /* lc_stats, lc_add: --kl's comparison, shared with lowbit */
 #define CLI_PROG "score"
 #include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */
 
@@ -242,52 +243,6 @@ static FILE *open_saved(const char *path, const int *ids, int n, int V, int wind
     return f;
 }
 
-/* What --kl adds up over the scored tokens (rows 0 .. n - 2). */
-typedef struct kl_stats {
-    double sum_kl, max_kl, sum_sq_diff, nll_saved, nll_run;
-    long long n_rows, n_same_top, n_values;
-    int max_at;
-} kl_stats;
-
-static double log_sum_exp(const float *x, int n)
-{
-    double mx = -HUGE_VAL, s = 0;
-    int j;
-    for (j = 0; j < n; j++)
-        if (x[j] > mx) mx = x[j];
-    if (!isfinite(mx)) return mx;
-    for (j = 0; j < n; j++) s += exp((double)x[j] - mx);
-    return mx + log(s);
-}
-
-static int argmax(const float *x, int n)
-{
-    int j, best = 0;
-    for (j = 1; j < n; j++)
-        if (x[j] > x[best]) best = j;
-    return best;
-}
-
-/* One scored token: the saved row p and this run's row q of logits after token `at`. */
-static void kl_add(kl_stats *k, const float *p, const float *q, int V, int at, int next)
-{
-    const double lp = log_sum_exp(p, V), lq = log_sum_exp(q, V);
-    double kl = 0;
-    int j;
-    for (j = 0; j < V; j++) {
-        const double a = (double)p[j] - lp, b = (double)q[j] - lq, d = (double)q[j] - (double)p[j];
-        if (exp(a) > 0) kl += exp(a) * (a - b);
-        k->sum_sq_diff += d * d;
-    }
-    if (k->n_rows == 0 || kl > k->max_kl || isnan(kl)) k->max_kl = kl, k->max_at = at;
-    k->sum_kl += kl;
-    k->n_values += V;
-    k->n_same_top += argmax(p, V) == argmax(q, V);
-    k->nll_saved -= (double)p[next] - lp;
-    k->nll_run -= (double)q[next] - lq;
-    k->n_rows++;
-}
-
 /* --- scoring a text ------------------------------------------------------------------------ */
 
 /* Scores ids[0..n) in windows of at most C tokens (each window after the first starts with the
@@ -295,7 +250,7 @@ static void kl_add(kl_stats *k, const float *p, const float *q, int V, int at, i
    logits of every window by dintattn_prefill, and each row written to save / compared with the
    saved row into kl. Returns 0, or 1 (printed). */
 static int score_windows(const args *a, dintattn_session *sess, const int *ids, int n, int C, int V, float *lp,
-                         FILE *save, FILE *saved, kl_stats *kl)
+                         FILE *save, FILE *saved, lc_stats *kl)
 {
     dintattn_error err;
     float *rows = NULL, *row_saved = NULL;
@@ -310,7 +265,7 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
     }
     lp[0] = NAN;
     for (;;) {
-        const int len = n - start < C ? n - start : C, last = start + len == n;
+        const int len = lc_window_len(n, C, start), last = start + len == n;
         int i;
         dintattn_session_reset(sess);
         if (!rows) {
@@ -340,7 +295,7 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
                         goto done;
                     }
                     le32_words(row_saved, (size_t)V);
-                    if (start + i + 1 < n) kl_add(kl, row_saved, row, V, start + i, ids[start + i + 1]);
+                    if (start + i + 1 < n) lc_add(kl, row_saved, row, V, start + i, ids[start + i + 1]);
                 }
             }
         }
@@ -386,30 +341,28 @@ static FILE *open_save(const char *path, const int *ids, int n, int V, int windo
 }
 
 /* --kl: how this run's distributions differ from the saved ones, as a table or JSON. */
-static void report_kl(const args *a, const kl_stats *kl, int n, int window, srv_buf *out)
+static void report_kl(const args *a, const lc_stats *kl, int n, int window, srv_buf *out)
 {
-    const double m = kl->n_rows ? (double)kl->n_rows : 1;
     if (a->json) {
         srv_buf_printf(out, "{\"n_tokens\": %d, \"n_scored\": %lld, \"window\": %d, \"kl_mean\": ", n, kl->n_rows, window);
-        json_num(out, kl->sum_kl / m);
+        json_num(out, lc_kl_mean(kl));
         srv_buf_str(out, ", \"kl_max\": ");
         json_num(out, kl->max_kl);
         srv_buf_printf(out, ", \"kl_max_at\": %d, \"top1_same\": %lld, \"top1_agreement\": ", kl->max_at, kl->n_same_top);
-        json_num(out, kl->n_same_top / m);
+        json_num(out, lc_top1(kl));
         srv_buf_str(out, ", \"logit_rms_diff\": ");
-        json_num(out, sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
+        json_num(out, lc_rms(kl));
         srv_buf_str(out, ", \"ppl_saved\": ");
-        json_num(out, exp(kl->nll_saved / m));
+        json_num(out, lc_ppl_ref(kl));
         srv_buf_str(out, ", \"ppl\": ");
-        json_num(out, exp(kl->nll_run / m));
+        json_num(out, lc_ppl_run(kl));
         srv_buf_str(out, "}\n");
     } else {
         srv_buf_printf(out, "KL(saved || this run), over %lld scored tokens: mean %.6g, max %.6g (the token after %d)\n",
-                       kl->n_rows, kl->sum_kl / m, kl->max_kl, kl->max_at);
-        srv_buf_printf(out, "top-1 agreement: %.4f (%lld of %lld)\n", kl->n_same_top / m, kl->n_same_top, kl->n_rows);
-        srv_buf_printf(out, "RMS of the logit difference: %.6g\n",
-                       sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
-        srv_buf_printf(out, "perplexity: saved %.4f, this run %.4f\n", exp(kl->nll_saved / m), exp(kl->nll_run / m));
+                       kl->n_rows, lc_kl_mean(kl), kl->max_kl, kl->max_at);
+        srv_buf_printf(out, "top-1 agreement: %.4f (%lld of %lld)\n", lc_top1(kl), kl->n_same_top, kl->n_rows);
+        srv_buf_printf(out, "RMS of the logit difference: %.6g\n", lc_rms(kl));
+        srv_buf_printf(out, "perplexity: saved %.4f, this run %.4f\n", lc_ppl_ref(kl), lc_ppl_run(kl));
     }
 }
 
@@ -464,7 +417,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
     const int V = dintattn_model_config(model)->vocab_size;
     dintattn_session *sess = NULL;
     FILE *save = NULL, *saved = NULL;
-    kl_stats kl;
+    lc_stats kl;
     srv_buf out;
     float *lp = NULL;
     int *ids = NULL, n, i, rc = 1, window, n_windows, bos_first;
@@ -486,7 +439,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
         goto done;
     }
     window = n < C ? n : C;
-    n_windows = n <= C ? 1 : 1 + (n - C + (C - 2)) / (C - 1);
+    n_windows = lc_n_windows(n, C);
     if (a->save && !(save = open_save(a->save, ids, n, V, window))) goto done;
     if (a->kl && !(saved = open_saved(a->kl, ids, n, V, window))) goto done;
     if (!(lp = (float *)malloc(sizeof(float) * (size_t)n))) {
