@@ -97,7 +97,7 @@ AVX512_BW_VL := $(shell grep -qw avx512bw /proc/cpuinfo 2>/dev/null && grep -qw 
 SUITES := test_engine test_engine_portable test_engine_avx2 test_engine_avx512 \
           test_batch_portable test_batch_avx2 test_batch_avx512 \
           $(if $(AVX512_BW_VL),test_engine_bf16_emulated) \
-          cli needle generate simple score attention activations $(filter-out test_engine,$(TESTS))
+          cli needle generate simple score lowbit attention activations $(filter-out test_engine,$(TESTS))
 LOGS   := $(BUILD)/logs
 RUN     = @sh tests/run_suite.sh $(LOGS) $(@:run-%=%)
 
@@ -118,6 +118,8 @@ run-simple: $(BIN)/simple $(BIN)/generate
 	$(RUN) sh tests/simple.sh $^
 run-score: $(BIN)/score $(BIN)/tokenize $(BIN)/logits
 	$(RUN) sh tests/score.sh $^
+run-lowbit: $(BIN)/lowbit $(BIN)/score
+	$(RUN) sh tests/lowbit.sh $^
 run-attention: $(BIN)/attention
 	$(RUN) sh tests/attention.sh $^
 run-needle: $(BIN)/needle $(BIN)/tokenize

@@ -1,4 +1,4 @@
-/* dintattn.h v0.2.0 -- differential-attention LLM inference on a CPU, in one C header.
+/* dintattn.h v0.3.0 -- differential-attention LLM inference on a CPU, in one C header.
    MIT license (see the end of this file).
 
    Runs decoder LLMs built on DIFF, DINT, Shared-DIFF and Grouped-DIFF attention (and standard
@@ -66,7 +66,7 @@
 
 #include <stddef.h>
 
-#define DINTATTN_VERSION "0.2.0"
+#define DINTATTN_VERSION "0.3.0"
 
 #if defined(DINTATTN_STATIC) && defined(__GNUC__)
 #define DINTATTN_API static __attribute__((unused)) /* a program need not call every function */
@@ -542,12 +542,14 @@ DINTATTN_API dintattn_result dintattn_decode(dintattn_session *sess, int token, 
                                              dintattn_error *err);
 
 /* One sequence's part of a batched step: n_tokens (1: a decode; more: a chunk of its prompt) run
-   after those its session holds; logits ([vocab_size]) receives the last token's, or is NULL. */
+   after those its session holds; logits ([vocab_size]) receives the last token's, or is NULL.
+   With all_logits, logits ([n_tokens][vocab_size]) receives every token's (scoring a text). */
 typedef struct dintattn_batch_item {
     dintattn_session *sess;
     const int *tokens;
     int n_tokens;
     float *logits;
+    int all_logits;
 } dintattn_batch_item;
 
 /* Valid when zero-initialised (or pass NULL). */
@@ -893,6 +895,10 @@ static const dintattn_abi_field dintattn__abi[] = {
     DINTATTN__ABI_F(dintattn_tensor_info, heads),
     DINTATTN__ABI_T(dintattn_chat_message), DINTATTN__ABI_F(dintattn_chat_message, role),
     DINTATTN__ABI_F(dintattn_chat_message, content),
+    DINTATTN__ABI_T(dintattn_batch_item), DINTATTN__ABI_F(dintattn_batch_item, sess),
+    DINTATTN__ABI_F(dintattn_batch_item, tokens), DINTATTN__ABI_F(dintattn_batch_item, n_tokens),
+    DINTATTN__ABI_F(dintattn_batch_item, logits), DINTATTN__ABI_F(dintattn_batch_item, all_logits),
+    DINTATTN__ABI_T(dintattn_batch_options), DINTATTN__ABI_F(dintattn_batch_options, max_tokens),
     DINTATTN__ABI_E(dintattn_result, DINTATTN_OK), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_IO),
     DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_TRUNCATED), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_HEADER),
     DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_DTYPE), DINTATTN__ABI_E(dintattn_result, DINTATTN_ERR_OFFSETS),
@@ -9532,18 +9538,25 @@ static void dintattn__batch_pass(dintattn_session *h, const dintattn_batch_item 
         dintattn__products(h, N, &wo, 1);
         dintattn__ffn_block(h, l, N, st);
     }
-    for (i = 0; i < n_items; i++) {
+    for (i = 0; i < n_items; i++) { /* the rows the LM head reads: each item's last token, or all of them */
         if (!part[i]) continue;
         items[i].sess->pos += part[i];
-        if (items[i].logits && done[i] + part[i] == items[i].n_tokens)
-            dintattn__rmsnorm(h->xn + (size_t)k++ * D, h->x + (size_t)(off[i] + part[i] - 1) * D, m->norm, D, c->norm_eps);
+        for (t = items[i].all_logits ? 0 : part[i] - 1; t < part[i] && items[i].logits; t++)
+            if (items[i].all_logits || done[i] + part[i] == items[i].n_tokens)
+                dintattn__rmsnorm(h->xn + (size_t)k++ * D, h->x + (size_t)(off[i] + t) * D, m->norm, D, c->norm_eps);
     }
     if (!k) return;
     head = dintattn__product_f32(&m->output, h->xn, D, out, V, 0);
     dintattn__products(h, k, &head, 1);
-    for (i = 0, k = 0; i < n_items; i++)
-        if (part[i] && items[i].logits && done[i] + part[i] == items[i].n_tokens)
+    for (i = 0, k = 0; i < n_items; i++) {
+        if (!part[i] || !items[i].logits) continue;
+        if (items[i].all_logits) {
+            memcpy(items[i].logits + (size_t)done[i] * V, out + (size_t)k * V, sizeof(float) * (size_t)part[i] * V);
+            k += part[i];
+        } else if (done[i] + part[i] == items[i].n_tokens) {
             memcpy(items[i].logits, out + (size_t)k++ * V, sizeof(float) * (size_t)V);
+        }
+    }
 }
 
 DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *items, int n_items,
@@ -9595,7 +9608,7 @@ DINTATTN_API dintattn_result dintattn_batch_step(const dintattn_batch_item *item
                                       "dintattn_batch_step: item %d's token %d at index %d is outside the vocabulary "
                                       "[0, %d)",
                                       i, items[i].tokens[j], j, s->model->cfg.vocab_size);
-        n_out += items[i].logits != NULL;
+        n_out += !items[i].logits ? 0 : items[i].all_logits ? items[i].n_tokens : 1;
     }
     h = items[0].sess;
     cap = opt && opt->max_tokens ? opt->max_tokens : h->n_batch;

@@ -1454,7 +1454,7 @@ static double par_step(dintattn_batch_item *items, int n)
 static int par_measure(const args *a, dintattn_session **sess, int B, int *const *prompts, float **logits, bw_buffer *bwb,
                        const measured *m, par_row *r)
 {
-    dintattn_batch_item items[256];
+    dintattn_batch_item items[256] = {{0}};
     int toks[256], i, step, V = m->c->vocab_size;
     double t, dec = 0, bw, kv = 0, mix = 0, mix_tokens = 0;
     for (i = 0; i < B; i++) {

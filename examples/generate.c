@@ -554,7 +554,7 @@ static int run_samples(const args *a, const dintattn_model *model, const dintatt
     const int K = a->samples, V = dintattn_model_config(model)->vocab_size;
     dintattn_session *sess[64] = {NULL};
     dintattn_sampler *smp[64] = {NULL};
-    dintattn_batch_item items[64];
+    dintattn_batch_item items[64] = {{0}};
     float *logits[64] = {NULL};
     srv_buf out[64];
     int next[64], n_gen[64] = {0}, going[64], k, i, steps = 0, rc = 1, total = 0;

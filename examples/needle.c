@@ -66,6 +66,9 @@ static const char *usage =
     "                       sentences made from a built-in word list, the same in every prompt)\n"
     "  --max-tokens M       tokens generated per answer at most, 1 to the model's context - 1\n"
     "                       (default 12)\n"
+    "  --batch B            a cell's samples run B at a time, 1 to 256 (default 8; fewer if B\n"
+    "                       sessions would not fit in the memory), prefilled and decoded\n"
+    "                       together (dintattn_batch_step: one pass over the weights a step)\n"
     "  --json               one JSON object: the grid and every sample, instead of the table\n"
     "  --prompts            with --json, each sample's prompt text too\n"
     "  --svg OUT.svg        also write the grid as an SVG heatmap\n"
@@ -92,7 +95,7 @@ typedef struct args {
     int lengths[MAX_LENGTHS], n_lengths;
     double depths[MAX_DEPTHS];
     int n_depths;
-    int needles, asked, samples, max_tokens, json, prompts;
+    int needles, asked, samples, max_tokens, json, prompts, batch;
     unsigned long long seed;
 } args;
 
@@ -140,6 +143,7 @@ static int parse_args(int argc, char **argv, args *a)
     a->samples = 50;
     a->seed = 1;
     a->max_tokens = 12;
+    a->batch = 8;
     for (k = 0; k < 5; k++) a->depths[k] = 25.0 * k;
     a->n_depths = 5;
     for (i = 1; i < argc; i++) {
@@ -161,6 +165,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--asked")) bad = cli_parse_long(val, 1, 64, &v), a->asked = (int)v;
         else if (!strcmp(f, "--samples")) bad = cli_parse_long(val, 1, 1000000, &v), a->samples = (int)v;
         else if (!strcmp(f, "--max-tokens")) bad = cli_parse_long(val, 1, 1000000, &v), a->max_tokens = (int)v;
+        else if (!strcmp(f, "--batch")) bad = cli_parse_long(val, 1, 256, &v), a->batch = (int)v;
         else if (!strcmp(f, "--seed")) {
             char *end;
             errno = 0;
@@ -713,17 +718,27 @@ static int write_svg(const args *a, const cell *grid, FILE *f)
 /* --- the run --------------------------------------------------------------------------------- */
 
 /* What a run holds while it goes through the cells. */
+/* One sample of a batch: its prompt's ids, needles and text (for --json), its answer's ids */
+typedef struct slot {
+    dintattn_session *sess;
+    int *ids, n_ids, *gen, n_kept;
+    float *logits;
+    needles nd;
+    prompt pr;
+} slot;
+
 typedef struct runner {
     const args *a;
     const dintattn_tokenizer *tok;
     dintattn_session *sess;
+    slot *slots;           /* --batch of them; slots[0].sess is sess */
+    int n_slots;
     dintattn_sampler *smp; /* greedy */
     filler fl;
     prompt pr;
     needles nd;
     srv_buf out, gen_text; /* the report; one answer's text */
-    int *ids, ids_cap, *pre, pre_cap, *gen;
-    float *logits;
+    int *ids, ids_cap, *pre, pre_cap;
     int V, warned, first_sample;
 } runner;
 
@@ -828,35 +843,64 @@ static int locate_needle(runner *r, sample *sm)
     return 0;
 }
 
-/* The answer to r->ids into r->gen_text: greedy, up to --max-tokens tokens or an end-of-sequence
-   id. An id past the tokenizer (a vocabulary padded past it) has no text: it counts and is run,
-   as generate does, but is not decoded. Then the number it gives. Returns 0, or 1 (printed). */
-static int answer(runner *r, sample *sm)
+/* The answers of slots[0..n) (their prompts in slots[j].ids): greedy, up to --max-tokens tokens
+   or an end-of-sequence id each, the prompts prefilled together and the answers decoded together
+   by dintattn_batch_step (a sequence leaves the batch when its answer ends). An id past the
+   tokenizer (a vocabulary padded past it) has no text: it counts and is run, as generate does,
+   but is not kept. Returns 0, or 1 (printed). */
+static int answer_batch(runner *r, sample *sms, int n)
+{
+    dintattn_batch_item items[256] = {{0}};
+    dintattn_error err;
+    int next[256], going[256], j, m;
+    for (j = 0; j < n; j++) {
+        slot *sl = &r->slots[j];
+        dintattn_session_reset(sl->sess);
+        items[j].sess = sl->sess, items[j].tokens = sl->ids, items[j].n_tokens = sl->n_ids, items[j].logits = sl->logits;
+        sms[j].n_gen = 0;
+        sl->n_kept = 0;
+        going[j] = 1;
+    }
+    if (dintattn_batch_step(items, n, NULL, &err)) return cli_fail("prefill", err.message);
+    for (;;) {
+        for (j = 0, m = 0; j < n; j++) {
+            slot *sl = &r->slots[j];
+            if (!going[j]) continue;
+            next[j] = dintattn_sampler_sample(r->smp, sl->logits);
+            if (dintattn_tokenizer_is_eos(r->tok, next[j])) {
+                going[j] = 0;
+                continue;
+            }
+            sms[j].n_gen++;
+            if (dintattn_tokenizer_has_token(r->tok, next[j])) sl->gen[sl->n_kept++] = next[j];
+            if (sms[j].n_gen == r->a->max_tokens) {
+                going[j] = 0;
+                continue;
+            }
+            items[m].sess = sl->sess, items[m].tokens = &next[j], items[m].n_tokens = 1, items[m].logits = sl->logits;
+            m++;
+        }
+        if (m == 0) break;
+        if (dintattn_batch_step(items, m, NULL, &err)) return cli_fail("decode", err.message);
+    }
+    return 0;
+}
+
+/* Slot j's answer into r->gen_text, and the number it gives. Returns 0, or 1 (printed). */
+static int score_answer(runner *r, const slot *sl, sample *sm)
 {
     dintattn_error err;
     size_t len = 0;
-    int n_kept = 0;
-    dintattn_session_reset(r->sess);
-    dintattn_sampler_reset(r->smp);
-    if (dintattn_prefill(r->sess, r->ids, sm->n, r->logits, 0, &err)) return cli_fail("prefill", err.message);
-    for (sm->n_gen = 0; sm->n_gen < r->a->max_tokens;) {
-        const int t = dintattn_sampler_sample(r->smp, r->logits);
-        if (dintattn_tokenizer_is_eos(r->tok, t)) break;
-        sm->n_gen++;
-        if (dintattn_tokenizer_has_token(r->tok, t)) r->gen[n_kept++] = t;
-        if (sm->n_gen == r->a->max_tokens) break;
-        if (dintattn_decode(r->sess, t, r->logits, &err)) return cli_fail("decode", err.message);
-    }
     r->gen_text.len = 0;
-    if (n_kept > 0) {
-        if (dintattn_tokenizer_decode(r->tok, r->gen, n_kept, 1, NULL, 0, &len, &err) ||
+    if (sl->n_kept > 0) {
+        if (dintattn_tokenizer_decode(r->tok, sl->gen, sl->n_kept, 1, NULL, 0, &len, &err) ||
             srv_buf_reserve(&r->gen_text, len + 1) ||
-            dintattn_tokenizer_decode(r->tok, r->gen, n_kept, 1, r->gen_text.p, len + 1, &len, &err))
+            dintattn_tokenizer_decode(r->tok, sl->gen, sl->n_kept, 1, r->gen_text.p, len + 1, &len, &err))
             return cli_fail("cannot decode the answer", r->gen_text.nomem ? "out of memory" : err.message);
         r->gen_text.len = len;
     }
     sm->has = extract_number(r->gen_text.p ? r->gen_text.p : "", r->gen_text.len, sm->num, sizeof sm->num) == 0;
-    sm->correct = sm->has && same_number(sm->num, r->nd.number[0]);
+    sm->correct = sm->has && same_number(sm->num, sl->nd.number[0]);
     return 0;
 }
 
@@ -945,30 +989,77 @@ static void report_grid(const args *a, const cell *grid, srv_buf *out)
     }
 }
 
-/* Every cell's samples into grid (and --json's samples into r->out), a line per cell on stderr.
-   Returns 0, or 1 (printed). */
+/* Every cell's samples into grid (and --json's samples into r->out), a line per cell on stderr:
+   each sample's prompt built, then --batch of them answered at once. Returns 0, or 1 (printed). */
 static int run_cells(runner *r, cell *grid)
 {
     const args *a = r->a;
-    int li, di, s;
+    sample sms[256];
+    int li, di, s0, j;
     for (li = 0; li < a->n_lengths; li++)
         for (di = 0; di < a->n_depths; di++) {
             cell *c = &grid[di * a->n_lengths + li];
             double tc = cli_now();
-            for (s = 0; s < a->samples; s++) {
-                sample sm;
-                memset(&sm, 0, sizeof sm);
-                if (needles_make(&r->nd, a, s, r->tok) || fit_prompt(r, a->lengths[li], a->depths[di], &sm) ||
-                    locate_needle(r, &sm) || answer(r, &sm))
-                    return 1;
-                c->correct += sm.correct;
-                c->total++;
-                if (a->json) json_sample(r, a->lengths[li], a->depths[di], s, &sm);
-                if (r->out.nomem) return cli_fail("out of memory for the output", NULL);
+            for (s0 = 0; s0 < a->samples; s0 += r->n_slots) {
+                const int n = a->samples - s0 < r->n_slots ? a->samples - s0 : r->n_slots;
+                for (j = 0; j < n; j++) { /* the prompts, kept per slot */
+                    slot *sl = &r->slots[j];
+                    memset(&sms[j], 0, sizeof sms[j]);
+                    if (needles_make(&r->nd, a, s0 + j, r->tok) || fit_prompt(r, a->lengths[li], a->depths[di], &sms[j]) ||
+                        locate_needle(r, &sms[j]))
+                        return 1;
+                    sl->nd = r->nd;
+                    memcpy(sl->ids, r->ids, sizeof(int) * (size_t)sms[j].n);
+                    sl->n_ids = sms[j].n;
+                    sl->pr.text.len = 0;
+                    srv_buf_add(&sl->pr.text, r->pr.text.p, r->pr.text.len);
+                    sl->pr.needle_at = r->pr.needle_at, sl->pr.needle_end = r->pr.needle_end, sl->pr.question_at = r->pr.question_at;
+                    if (sl->pr.text.nomem) return cli_fail("out of memory", NULL);
+                }
+                if (answer_batch(r, sms, n)) return 1;
+                for (j = 0; j < n; j++) {
+                    slot *sl = &r->slots[j];
+                    prompt keep = r->pr;
+                    if (score_answer(r, sl, &sms[j])) return 1;
+                    c->correct += sms[j].correct;
+                    c->total++;
+                    r->nd = sl->nd, r->pr = sl->pr; /* json_sample reads the runner's */
+                    if (a->json) json_sample(r, a->lengths[li], a->depths[di], s0 + j, &sms[j]);
+                    r->pr = keep;
+                    if (r->out.nomem) return cli_fail("out of memory for the output", NULL);
+                }
             }
             fprintf(stderr, "needle: length %d, depth %g%%: %d/%d correct (%.1f s)\n", a->lengths[li], a->depths[di],
                     c->correct, c->total, cli_now() - tc);
         }
+    return 0;
+}
+
+/* r->slots: --batch sessions (fewer when B of them would pass 80% of the available memory, said on
+   stderr), each with room for a prompt of maxL ids and its answer. Returns 0, or 1 (printed). */
+static int make_slots(runner *r, const dintattn_model *model, int maxL)
+{
+    const args *a = r->a;
+    const int V = dintattn_model_config(model)->vocab_size;
+    double avail = dintattn_mem_available();
+    int j, want = a->batch < a->samples ? a->batch : a->samples;
+    r->slots = (slot *)calloc((size_t)want, sizeof *r->slots);
+    if (!r->slots) return cli_fail("out of memory", NULL);
+    for (j = 0; j < want; j++) {
+        slot *sl = &r->slots[j];
+        if (j == 0) sl->sess = r->sess;
+        else if (avail > 0 && (double)dintattn_session_bytes(r->sess) * (j + 1) > 0.8 * avail) {
+            fprintf(stderr, "needle: --batch %d: %d sessions fit in the available memory; running %d at a time\n", a->batch,
+                    j, j);
+            break;
+        } else if (cli_session_new(&a->eng, model, maxL + a->max_tokens - 1, &sl->sess))
+            return 1;
+        sl->ids = (int *)malloc(sizeof(int) * (size_t)maxL);
+        sl->gen = (int *)malloc(sizeof(int) * (size_t)a->max_tokens);
+        sl->logits = (float *)malloc(sizeof(float) * (size_t)V);
+        r->n_slots = j + 1;
+        if (!sl->ids || !sl->gen || !sl->logits) return cli_fail("out of memory", NULL);
+    }
     return 0;
 }
 
@@ -981,7 +1072,7 @@ int main(int argc, char **argv)
     runner r;
     cell *grid = NULL;
     FILE *svg = NULL;
-    int rc = 1, C, maxL;
+    int rc = 1, C, maxL, k;
     double t0 = cli_now();
     argv = cli_aliases(&argc, argv);
 
@@ -1006,15 +1097,13 @@ int main(int argc, char **argv)
         cli_fail(a.svg, strerror(errno));
         goto done;
     }
-    if (cli_session_new(&a.eng, model, maxL + a.max_tokens - 1, &r.sess)) goto done;
+    if (cli_session_new(&a.eng, model, maxL + a.max_tokens - 1, &r.sess) || make_slots(&r, model, maxL)) goto done;
     if (dintattn_sampler_new(r.V, NULL, &r.smp, &err)) { /* greedy */
         cli_fail("cannot make a sampler", err.message);
         goto done;
     }
     grid = (cell *)calloc((size_t)a.n_lengths * (size_t)a.n_depths, sizeof *grid);
-    r.logits = (float *)malloc(sizeof(float) * (size_t)r.V);
-    r.gen = (int *)malloc(sizeof(int) * (size_t)a.max_tokens);
-    if (!grid || !r.logits || !r.gen) {
+    if (!grid) {
         cli_fail("out of memory", NULL);
         goto done;
     }
@@ -1051,9 +1140,15 @@ done:
     free(grid);
     free(r.ids);
     free(r.pre);
-    free(r.gen);
-    free(r.logits);
     dintattn_sampler_free(r.smp);
+    for (k = 0; r.slots && k < r.n_slots; k++) {
+        if (k > 0) dintattn_session_free(r.slots[k].sess);
+        free(r.slots[k].ids);
+        free(r.slots[k].gen);
+        free(r.slots[k].logits);
+        srv_buf_free(&r.slots[k].pr.text);
+    }
+    free(r.slots);
     dintattn_session_free(r.sess);
     dintattn_tokenizer_free(tok);
     dintattn_model_free(model);

@@ -20,6 +20,7 @@
 #include "../dintattn.h"
 #include "strbuf.h"      /* srv_buf, srv_buf_json_str, srv_utf8_char; textgen.h needs it */
 #include "textgen.h"     /* tg_encode */
+#include "logitcmp.h"    /* lc_stats, lc_add: --kl's comparison, shared with lowbit */
 #define CLI_PROG "score"
 #include "cli.h" /* cli_engine, cli_text_ids, cli_fail: what the examples share */
 
@@ -44,6 +45,8 @@ static const char *usage =
     "  --ids LIST          token ids, comma-separated, used as they are (no BOS added; a model\n"
     "                      without a tokenizer is fine)\n"
     "  --json              one JSON object instead of the table (--ppl, --kl: the figures)\n"
+    "  --batch B           --ppl's windows and --choices' choices scored B at a time, 1 to 256\n"
+    "                      (default 8): one pass over the weights for all of them a step\n"
     "  --ctx N             tokens per window, at most the model's max_seq_len (the default)\n"
     "  --threads T         threads for attention heads and matrix rows (" CLI_THREADS_RANGE ")\n"
     CLI_ENGINE_USAGE
@@ -66,7 +69,8 @@ static const char *usage_modes =
     "does: trailing whitespace of the context moves to the front of the choice; context + choice\n"
     "is encoded whole and split where the context's own encoding ends (BOS first if the model has\n"
     "one; an empty context is BOS alone, else EOS); the score is the sum of the choice tokens'\n"
-    "log-probabilities. The tokens all choices share are run once per line (dintattn_session_copy).\n"
+    "log-probabilities. The tokens all choices share are run once per line (dintattn_session_copy),\n"
+    "then --batch choices at a time together (dintattn_batch_step).\n"
     "Prints a JSON line per line: pred (argmax of the sums: acc), pred_norm\n"
     "(of sum / the choice's length in characters: acc_norm), pred_bytes (/ length in UTF-8 bytes:\n"
     "acc_bytes), and with gold whether each is right; then a summary line with the accuracies.\n"
@@ -80,7 +84,7 @@ static const char *usage_modes =
 typedef struct args {
     cli_engine eng; /* MODEL, --ctx, --threads, --weights, --precision, --kv, --kernels, --tokenizer */
     const char *prompt, *file, *ids, *ppl, *choices, *save, *kl;
-    int json;
+    int json, batch;
 } args;
 
 /* Returns 0, 1 for an error (printed), 2 for --help. */
@@ -88,8 +92,10 @@ static int parse_args(int argc, char **argv, args *a)
 {
     static const char *const switches[] = {"--json", NULL};
     int i, inputs, modes;
+    long v;
     memset(a, 0, sizeof *a);
     cli_engine_init(&a->eng);
+    a->batch = 8;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *val;
         int bad = 0;
@@ -107,6 +113,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(f, "--choices")) bad = a->choices != NULL, a->choices = val;
         else if (!strcmp(f, "--save-logits")) bad = a->save != NULL, a->save = val;
         else if (!strcmp(f, "--kl")) bad = a->kl != NULL, a->kl = val;
+        else if (!strcmp(f, "--batch")) bad = cli_parse_long(val, 1, 256, &v), a->batch = (int)v;
         else if ((bad = cli_engine_option(&a->eng, CLI_ENGINE | CLI_CTX | CLI_TOKENIZER, f, val, NULL)) < 0)
             return cli_fail("unknown option (see --help)", f);
         if (bad) {
@@ -236,52 +243,6 @@ static FILE *open_saved(const char *path, const int *ids, int n, int V, int wind
     return f;
 }
 
-/* What --kl adds up over the scored tokens (rows 0 .. n - 2). */
-typedef struct kl_stats {
-    double sum_kl, max_kl, sum_sq_diff, nll_saved, nll_run;
-    long long n_rows, n_same_top, n_values;
-    int max_at;
-} kl_stats;
-
-static double log_sum_exp(const float *x, int n)
-{
-    double mx = -HUGE_VAL, s = 0;
-    int j;
-    for (j = 0; j < n; j++)
-        if (x[j] > mx) mx = x[j];
-    if (!isfinite(mx)) return mx;
-    for (j = 0; j < n; j++) s += exp((double)x[j] - mx);
-    return mx + log(s);
-}
-
-static int argmax(const float *x, int n)
-{
-    int j, best = 0;
-    for (j = 1; j < n; j++)
-        if (x[j] > x[best]) best = j;
-    return best;
-}
-
-/* One scored token: the saved row p and this run's row q of logits after token `at`. */
-static void kl_add(kl_stats *k, const float *p, const float *q, int V, int at, int next)
-{
-    const double lp = log_sum_exp(p, V), lq = log_sum_exp(q, V);
-    double kl = 0;
-    int j;
-    for (j = 0; j < V; j++) {
-        const double a = (double)p[j] - lp, b = (double)q[j] - lq, d = (double)q[j] - (double)p[j];
-        if (exp(a) > 0) kl += exp(a) * (a - b);
-        k->sum_sq_diff += d * d;
-    }
-    if (k->n_rows == 0 || kl > k->max_kl || isnan(kl)) k->max_kl = kl, k->max_at = at;
-    k->sum_kl += kl;
-    k->n_values += V;
-    k->n_same_top += argmax(p, V) == argmax(q, V);
-    k->nll_saved -= (double)p[next] - lp;
-    k->nll_run -= (double)q[next] - lq;
-    k->n_rows++;
-}
-
 /* --- scoring a text ------------------------------------------------------------------------ */
 
 /* Scores ids[0..n) in windows of at most C tokens (each window after the first starts with the
@@ -289,7 +250,7 @@ static void kl_add(kl_stats *k, const float *p, const float *q, int V, int at, i
    logits of every window by dintattn_prefill, and each row written to save / compared with the
    saved row into kl. Returns 0, or 1 (printed). */
 static int score_windows(const args *a, dintattn_session *sess, const int *ids, int n, int C, int V, float *lp,
-                         FILE *save, FILE *saved, kl_stats *kl)
+                         FILE *save, FILE *saved, lc_stats *kl)
 {
     dintattn_error err;
     float *rows = NULL, *row_saved = NULL;
@@ -304,7 +265,7 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
     }
     lp[0] = NAN;
     for (;;) {
-        const int len = n - start < C ? n - start : C, last = start + len == n;
+        const int len = lc_window_len(n, C, start), last = start + len == n;
         int i;
         dintattn_session_reset(sess);
         if (!rows) {
@@ -334,7 +295,7 @@ static int score_windows(const args *a, dintattn_session *sess, const int *ids, 
                         goto done;
                     }
                     le32_words(row_saved, (size_t)V);
-                    if (start + i + 1 < n) kl_add(kl, row_saved, row, V, start + i, ids[start + i + 1]);
+                    if (start + i + 1 < n) lc_add(kl, row_saved, row, V, start + i, ids[start + i + 1]);
                 }
             }
         }
@@ -380,30 +341,28 @@ static FILE *open_save(const char *path, const int *ids, int n, int V, int windo
 }
 
 /* --kl: how this run's distributions differ from the saved ones, as a table or JSON. */
-static void report_kl(const args *a, const kl_stats *kl, int n, int window, srv_buf *out)
+static void report_kl(const args *a, const lc_stats *kl, int n, int window, srv_buf *out)
 {
-    const double m = kl->n_rows ? (double)kl->n_rows : 1;
     if (a->json) {
         srv_buf_printf(out, "{\"n_tokens\": %d, \"n_scored\": %lld, \"window\": %d, \"kl_mean\": ", n, kl->n_rows, window);
-        json_num(out, kl->sum_kl / m);
+        json_num(out, lc_kl_mean(kl));
         srv_buf_str(out, ", \"kl_max\": ");
         json_num(out, kl->max_kl);
         srv_buf_printf(out, ", \"kl_max_at\": %d, \"top1_same\": %lld, \"top1_agreement\": ", kl->max_at, kl->n_same_top);
-        json_num(out, kl->n_same_top / m);
+        json_num(out, lc_top1(kl));
         srv_buf_str(out, ", \"logit_rms_diff\": ");
-        json_num(out, sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
+        json_num(out, lc_rms(kl));
         srv_buf_str(out, ", \"ppl_saved\": ");
-        json_num(out, exp(kl->nll_saved / m));
+        json_num(out, lc_ppl_ref(kl));
         srv_buf_str(out, ", \"ppl\": ");
-        json_num(out, exp(kl->nll_run / m));
+        json_num(out, lc_ppl_run(kl));
         srv_buf_str(out, "}\n");
     } else {
         srv_buf_printf(out, "KL(saved || this run), over %lld scored tokens: mean %.6g, max %.6g (the token after %d)\n",
-                       kl->n_rows, kl->sum_kl / m, kl->max_kl, kl->max_at);
-        srv_buf_printf(out, "top-1 agreement: %.4f (%lld of %lld)\n", kl->n_same_top / m, kl->n_same_top, kl->n_rows);
-        srv_buf_printf(out, "RMS of the logit difference: %.6g\n",
-                       sqrt(kl->sum_sq_diff / (kl->n_values ? (double)kl->n_values : 1)));
-        srv_buf_printf(out, "perplexity: saved %.4f, this run %.4f\n", exp(kl->nll_saved / m), exp(kl->nll_run / m));
+                       kl->n_rows, lc_kl_mean(kl), kl->max_kl, kl->max_at);
+        srv_buf_printf(out, "top-1 agreement: %.4f (%lld of %lld)\n", lc_top1(kl), kl->n_same_top, kl->n_rows);
+        srv_buf_printf(out, "RMS of the logit difference: %.6g\n", lc_rms(kl));
+        srv_buf_printf(out, "perplexity: saved %.4f, this run %.4f\n", lc_ppl_ref(kl), lc_ppl_run(kl));
     }
 }
 
@@ -458,7 +417,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
     const int V = dintattn_model_config(model)->vocab_size;
     dintattn_session *sess = NULL;
     FILE *save = NULL, *saved = NULL;
-    kl_stats kl;
+    lc_stats kl;
     srv_buf out;
     float *lp = NULL;
     int *ids = NULL, n, i, rc = 1, window, n_windows, bos_first;
@@ -480,7 +439,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
         goto done;
     }
     window = n < C ? n : C;
-    n_windows = n <= C ? 1 : 1 + (n - C + (C - 2)) / (C - 1);
+    n_windows = lc_n_windows(n, C);
     if (a->save && !(save = open_save(a->save, ids, n, V, window))) goto done;
     if (a->kl && !(saved = open_saved(a->kl, ids, n, V, window))) goto done;
     if (!(lp = (float *)malloc(sizeof(float) * (size_t)n))) {
@@ -525,14 +484,71 @@ done:
 
 /* --- --ppl: llama.cpp's perplexity --------------------------------------------------------- */
 
+/* dintattn_logprobs for count sequences at once: each session (empty, or holding a context) runs
+   ids[k][0..n[k]) and lp[k][t] = log p(ids[k][t + 1] | what precedes) for t < n[k] - 1. The
+   sequences advance together, SCORE_CHUNK tokens each per dintattn_batch_step (so that the rows'
+   logits, SCORE_CHUNK x vocabulary per sequence in rows, stay bounded); each row's log-softmax is
+   the library's (dintattn_logprob_of). Returns 0, or 1 (printed). */
+#define SCORE_CHUNK 64
+static int batch_logprobs(dintattn_session **sess, const int *const *ids, const int *n, int count, float **lp, float *rows,
+                          int V)
+{
+    dintattn_batch_item items[256];
+    dintattn_error err;
+    int done[256] = {0}, k, t;
+    memset(items, 0, sizeof items);
+    for (;;) {
+        int m = 0;
+        for (k = 0; k < count; k++) {
+            if (done[k] >= n[k]) continue;
+            items[m].sess = sess[k], items[m].tokens = ids[k] + done[k];
+            items[m].n_tokens = n[k] - done[k] < SCORE_CHUNK ? n[k] - done[k] : SCORE_CHUNK;
+            items[m].logits = rows + (size_t)k * SCORE_CHUNK * (size_t)V, items[m].all_logits = 1;
+            m++;
+        }
+        if (m == 0) return 0;
+        if (dintattn_batch_step(items, m, NULL, &err)) return cli_fail("scoring", err.message);
+        for (k = 0, m = 0; k < count; k++) {
+            if (done[k] >= n[k]) continue;
+            for (t = 0; t < items[m].n_tokens; t++)
+                if (done[k] + t + 1 < n[k])
+                    lp[k][done[k] + t] = (float)dintattn_logprob_of(rows + ((size_t)k * SCORE_CHUNK + (size_t)t) * (size_t)V, V,
+                                                                    ids[k][done[k] + t + 1]);
+            done[k] += items[m].n_tokens;
+            m++;
+        }
+    }
+}
+
+/* count sessions for a batch (the first is first, made by the caller), and rows for
+   batch_logprobs; fewer than asked when they would pass 80% of the available memory (said on
+   stderr). Returns the count made, or 0 (printed). */
+static int batch_sessions(const args *a, const dintattn_model *model, int C, int want, dintattn_session **sess,
+                          float **rows)
+{
+    const int V = dintattn_model_config(model)->vocab_size;
+    const double avail = dintattn_mem_available(), per = (double)dintattn_session_bytes(sess[0]) + 4.0 * SCORE_CHUNK * V;
+    int k;
+    for (k = 1; k < want; k++) {
+        if (avail > 0 && per * (k + 1) > 0.8 * avail) {
+            fprintf(stderr, "score: --batch %d: %d sequences fit in the available memory; scoring %d at a time\n", a->batch, k, k);
+            break;
+        }
+        if (cli_session_new(&a->eng, model, C, &sess[k])) return 0;
+    }
+    *rows = (float *)malloc(sizeof(float) * (size_t)k * SCORE_CHUNK * (size_t)V);
+    if (!*rows) return cli_fail("out of memory", NULL), 0;
+    return k;
+}
+
 static int run_ppl(const args *a, const dintattn_model *model, const dintattn_tokenizer *tok, int C)
 {
     const int V = dintattn_model_config(model)->vocab_size, bos = dintattn_tokenizer_bos(tok), first = C / 2;
-    dintattn_error err;
-    dintattn_session *sess = NULL;
+    dintattn_session *sess[256] = {NULL};
     srv_buf out;
-    float *lp = NULL;
-    int *ids = NULL, *win = NULL, n, n_windows, w, i, rc = 1;
+    float *lp = NULL, *rows = NULL, *lps[256];
+    const int *wins[256];
+    int *ids = NULL, *win = NULL, n, n_windows, w, i, k, B = 0, lens[256], rc = 1;
     long long count = 0;
     double nll = 0, nll2 = 0, *running = NULL, mean, var, se, ppl;
     char msg[256];
@@ -550,35 +566,41 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
         goto done;
     }
     n_windows = n / C;
-    win = (int *)malloc(sizeof(int) * (size_t)C);
-    lp = (float *)malloc(sizeof(float) * (size_t)C);
+    if (cli_session_new(&a->eng, model, C, &sess[0]) ||
+        !(B = batch_sessions(a, model, C, a->batch < n_windows ? a->batch : n_windows, sess, &rows)))
+        goto done;
+    win = (int *)malloc(sizeof(int) * (size_t)C * (size_t)B);
+    lp = (float *)malloc(sizeof(float) * (size_t)C * (size_t)B);
     running = (double *)malloc(sizeof(double) * (size_t)n_windows);
     if (!win || !lp || !running) {
         cli_fail("out of memory", NULL);
         goto done;
     }
-    if (cli_session_new(&a->eng, model, C, &sess)) goto done;
     fprintf(stderr, "score: %s: %d tokens%s, %d windows of %d (BOS %s), scoring the last %d tokens of each; %d token%s "
                     "after the last window unused\n", a->ppl, n, bos >= 0 ? " (BOS first)" : "", n_windows, C,
             bos >= 0 ? "first in each" : "none: the model has no BOS", C - 1 - first, n - n_windows * C,
             n - n_windows * C == 1 ? "" : "s");
-    for (w = 0; w < n_windows; w++) {
-        memcpy(win, ids + (size_t)w * C, sizeof(int) * (size_t)C);
-        if (bos >= 0) win[0] = bos;
-        dintattn_session_reset(sess);
-        if (dintattn_logprobs(sess, win, C, lp, &err)) {
-            cli_fail("scoring", err.message);
-            goto done;
+    for (w = 0; w < n_windows; w += B) { /* B windows at a time */
+        const int m = n_windows - w < B ? n_windows - w : B;
+        for (k = 0; k < m; k++) {
+            int *wk = win + (size_t)k * C;
+            memcpy(wk, ids + (size_t)(w + k) * C, sizeof(int) * (size_t)C);
+            if (bos >= 0) wk[0] = bos;
+            dintattn_session_reset(sess[k]);
+            wins[k] = wk, lens[k] = C, lps[k] = lp + (size_t)k * C;
         }
-        for (i = first; i < C - 1; i++) { /* lp[i] = log p(win[i + 1] | win[0..i]) */
-            nll -= lp[i];
-            nll2 += (double)lp[i] * lp[i];
-            count++;
-        }
-        running[w] = exp(nll / (double)count);
-        if (!a->json) {
-            printf("[%d]%.4f,", w + 1, running[w]);
-            fflush(stdout);
+        if (batch_logprobs(sess, wins, lens, m, lps, rows, V)) goto done;
+        for (k = 0; k < m; k++) {
+            for (i = first; i < C - 1; i++) { /* lps[k][i] = log p(win[i + 1] | win[0..i]) */
+                nll -= lps[k][i];
+                nll2 += (double)lps[k][i] * lps[k][i];
+                count++;
+            }
+            running[w + k] = exp(nll / (double)count);
+            if (!a->json) {
+                printf("[%d]%.4f,", w + k + 1, running[w + k]);
+                fflush(stdout);
+            }
         }
     }
     mean = nll / (double)count;
@@ -613,9 +635,10 @@ done:
     srv_buf_free(&out);
     free(running);
     free(lp);
+    free(rows);
     free(win);
     free(ids);
-    dintattn_session_free(sess);
+    for (k = 0; k < 256; k++) dintattn_session_free(sess[k]);
     return rc;
 }
 
@@ -821,23 +844,30 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
 {
     const int V = dintattn_model_config(model)->vocab_size;
     dintattn_error err;
-    dintattn_session *sess = NULL, *shared = NULL;
+    dintattn_session *sess[256] = {NULL}, *shared = NULL;
     mc_item *items = NULL;
     srv_buf out;
-    float *lp = NULL;
-    int n_items, longest, i, k, t, rc = 1, n_gold = 0, right[3] = {0, 0, 0};
+    float *lp = NULL, *rows = NULL, *lps[256];
+    const int *cids[256];
+    int n_items, longest, i, k, t, j, B = 0, lens[256], rc = 1, n_gold = 0, right[3] = {0, 0, 0};
     double *ll = NULL;
 
     memset(&out, 0, sizeof out);
     if ((n_items = mc_read(a->choices, tok, V, C, &items, &longest)) < 0) goto done;
     for (i = 0, k = 0; i < n_items; i++) k = items[i].n_choices > k ? items[i].n_choices : k;
-    lp = (float *)malloc(sizeof(float) * (size_t)longest);
     ll = (double *)malloc(sizeof(double) * (size_t)k);
-    if (!lp || !ll) {
+    if (!ll) {
         cli_fail("out of memory", NULL);
         goto done;
     }
-    if (cli_session_new(&a->eng, model, longest, &sess) || cli_session_new(&a->eng, model, longest, &shared)) goto done;
+    if (cli_session_new(&a->eng, model, longest, &sess[0]) || cli_session_new(&a->eng, model, longest, &shared) ||
+        !(B = batch_sessions(a, model, longest, a->batch < k ? a->batch : k, sess, &rows)))
+        goto done;
+    lp = (float *)malloc(sizeof(float) * (size_t)longest * (size_t)B);
+    if (!lp) {
+        cli_fail("out of memory", NULL);
+        goto done;
+    }
     for (i = 0; i < n_items; i++) {
         const mc_item *it = &items[i];
         int pred[3] = {0, 0, 0}, m, P = it->c[0].n - it->c[0].n_cont - 1;
@@ -857,12 +887,20 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
         }
         for (k = 0; k < it->n_choices; k++) {
             const mc_choice *c = &it->c[k];
-            if (dintattn_session_copy(sess, shared, &err) || dintattn_logprobs(sess, c->ids + P, c->n - P, lp, &err)) {
-                cli_fail("scoring", err.message);
-                goto done;
+            if (k % B == 0) { /* the next B choices, each from a copy of the shared tokens, scored together */
+                const int m = it->n_choices - k < B ? it->n_choices - k : B;
+                for (j = 0; j < m; j++) {
+                    const mc_choice *cj = &it->c[k + j];
+                    if (dintattn_session_copy(sess[j], shared, &err)) {
+                        cli_fail("scoring", err.message);
+                        goto done;
+                    }
+                    cids[j] = cj->ids + P, lens[j] = cj->n - P, lps[j] = lp + (size_t)j * longest;
+                }
+                if (batch_logprobs(sess, cids, lens, m, lps, rows, V)) goto done;
             }
             ll[k] = 0;
-            for (t = c->n - 1 - c->n_cont; t < c->n - 1; t++) ll[k] += lp[t - P]; /* lp[t - P]: the token at t + 1 */
+            for (t = c->n - 1 - c->n_cont; t < c->n - 1; t++) ll[k] += lps[k % B][t - P]; /* [t - P]: the token at t + 1 */
             /* the first best, as numpy's argmax */
             if (ll[k] > ll[pred[0]]) pred[0] = k;
             if (ll[k] / c->chars > ll[pred[1]] / it->c[pred[1]].chars) pred[1] = k;
@@ -905,8 +943,9 @@ done:
     srv_buf_free(&out);
     mc_free(items, n_items > 0 ? n_items : 0);
     free(lp);
+    free(rows);
     free(ll);
-    dintattn_session_free(sess);
+    for (k = 0; k < 256; k++) dintattn_session_free(sess[k]);
     dintattn_session_free(shared);
     return rc;
 }

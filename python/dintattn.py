@@ -151,6 +151,14 @@ class _ChatMessage(ctypes.Structure):
     _fields_ = [("role", c_char_p), ("content", c_char_p)]
 
 
+class _BatchItem(ctypes.Structure):  # dintattn_batch_item
+    _fields_ = [("sess", c_void_p), ("tokens", _int_p), ("n_tokens", c_int), ("logits", _float_p), ("all_logits", c_int)]
+
+
+class _BatchOptions(ctypes.Structure):  # dintattn_batch_options
+    _fields_ = [("max_tokens", c_int)]
+
+
 class _AbiField(ctypes.Structure):  # dintattn_abi_field: a row of the library's layout table
     _fields_ = [("type", c_char_p), ("field", c_char_p), ("offset", c_size_t), ("size", c_size_t)]
 
@@ -160,7 +168,8 @@ _MIRRORS = {"dintattn_error": _Error, "dintattn_rope_scaling": _RopeScaling, "di
             "dintattn_attn_row": _AttnRow, "dintattn_inspect": _Inspect, "dintattn_attn_stats": _AttnStats,
             "dintattn_load_options": _LoadOptions, "dintattn_session_options": _SessionOptions,
             "dintattn_sampler_options": _SamplerOptions, "dintattn_tensor_info": _TensorInfo,
-            "dintattn_chat_message": _ChatMessage}
+            "dintattn_chat_message": _ChatMessage, "dintattn_batch_item": _BatchItem,
+            "dintattn_batch_options": _BatchOptions}
 # the header's enums whose values these bindings count on: (enum, constants' prefix, names in value order)
 _ENUM_MIRRORS = [("dintattn_result", "DINTATTN_", RESULTS), ("dintattn_attention", "DINTATTN_ATTN_", _ENUMS["attention"]),
                  ("dintattn_integral", "DINTATTN_INTEGRAL_", _ENUMS["integral"]),
@@ -216,6 +225,8 @@ _SIGNATURES = {
     "prefill": (c_int, [c_void_p, _int_p, c_int, _float_p, c_int, _err_p]),
     "decode": (c_int, [c_void_p, c_int, _float_p, _err_p]),
     "logprobs": (c_int, [c_void_p, _int_p, c_int, _float_p, _err_p]),
+    "batch_step": (c_int, [_P(_BatchItem), c_int, _P(_BatchOptions), _err_p]),
+    "model_prepack": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t), _err_p]),
     "logprob_of": (c_double, [_float_p, c_int, c_int]),
     "sampler_new": (c_int, [c_int, _P(_SamplerOptions), _pp, _err_p]),
     "sampler_free": (None, [c_void_p]),
@@ -456,6 +467,14 @@ class Model(_Handle):
 
     def kv_bytes(self, n_tokens):
         return _lib.dintattn_model_kv_bytes(self._h, int(n_tokens))
+
+    def prepack(self, session, max_bytes=0):
+        """Packs the weight panels once (dintattn_model_prepack) as session's kernels run them, so that
+        steps of a few tokens (batches of decodes) read each matrix once; returns the bytes added
+        (1.25 a weight). No session of the model may run meanwhile."""
+        n = c_size_t()
+        _call(_lib.dintattn_model_prepack, self._h, session._h, int(max_bytes), ctypes.byref(n))
+        return n.value
 
     def tensors(self):
         """The tensors the model holds, a dict each: name, layer (-1: none), rows, cols, type (as held:
@@ -725,6 +744,88 @@ class Session(_Handle):
         tail = utf8.decode(b"", final=True)  # bytes of a character that never completed: U+FFFD
         if tail:
             yield tail
+
+
+def step(items, all_logits=False, max_tokens=0):
+    """Advances several sessions of one model in one pass over the weights (dintattn_batch_step):
+    items is a list of (session, tokens) -- one token decodes, more run a chunk of that session's
+    prompt; any mix, each session at most once. Returns each item's logits: its last token's
+    [vocab], or with all_logits every token's [n, vocab]. max_tokens bounds the tokens stacked per
+    pass (0: the first session's n_batch). On error no session is changed (DintattnError with the
+    library's message, naming the item)."""
+    items = list(items)
+    c_items = (_BatchItem * max(len(items), 1))()
+    keep, outs = [], []
+    for k, (sess, tokens) in enumerate(items):
+        if not isinstance(sess, Session):
+            raise TypeError("item %d: a Session is needed, not %s" % (k, type(sess).__name__))
+        a = _ids(tokens)
+        V = sess.model.vocab_size
+        out = np.empty((a.size, V) if all_logits else V, dtype=np.float32)
+        keep.append(a)
+        outs.append(out)
+        c_items[k].sess, c_items[k].tokens, c_items[k].n_tokens = sess._h, _ptr(a), a.size
+        c_items[k].logits, c_items[k].all_logits = _ptr(out, _float_p), int(bool(all_logits))
+    opt = _BatchOptions(int(max_tokens))
+    _call(_lib.dintattn_batch_step, c_items, len(items), ctypes.byref(opt))
+    return outs
+
+
+def generate_batch(model, prompts, max_tokens=256, tokenizer=None, temperature=0.8, top_k=40, top_p=0.95, min_p=0.05,
+                   repeat_penalty=1.1, repeat_last_n=0, seed=None, n_ctx=0, n_threads=1, precision="auto", kv="f32"):
+    """The texts that follow each of prompts, generated together: a session per prompt, the prompts
+    prefilled and every step's tokens decoded in one pass over the weights (step). Each prompt is
+    encoded and sampled as Session.generate does on an empty session (BOS first, the prompt's ids
+    seen by the repetition penalty, stop at EOS, the context's end or max_tokens); prompt k draws
+    with seed + k, so its text is what Session.generate(prompt, seed=seed + k) gives alone (up to
+    the last bits of batched arithmetic). Returns a list of strings."""
+    tok = tokenizer or model.tokenizer()
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little") >> 8
+    prompts = list(prompts)
+    if not prompts:
+        return []
+    sessions, samplers, texts, going, pending = [], [], [], [], []
+    items = []
+    for k, prompt in enumerate(prompts):
+        ids = tok.encode_prompt(prompt)
+        sess = Session(model, n_ctx=n_ctx, n_threads=n_threads, precision=precision, kv=kv)
+        smp = Sampler(model.vocab_size, temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed + k)
+        for t in ids:
+            smp.accept(t)
+        sessions.append(sess)
+        samplers.append(smp)
+        texts.append(bytearray())
+        going.append(max_tokens > 0)
+        pending.append(0)
+        items.append((sess, ids))
+    logits = step(items)
+    n_gen = [0] * len(prompts)
+    while True:
+        items, where = [], []
+        for k, sess in enumerate(sessions):
+            if not going[k]:
+                continue
+            token = samplers[k].sample(logits[k])
+            if tok.is_eos(token):
+                going[k] = False
+                continue
+            samplers[k].accept(token)
+            n_gen[k] += 1
+            if tok.has_token(token):
+                texts[k] += tok.token_bytes(token)
+            if n_gen[k] >= max_tokens or sess.pos >= sess.n_ctx:
+                going[k] = False
+                continue
+            items.append((sess, [token]))
+            where.append(k)
+        if not items:
+            break
+        for k, out in zip(where, step(items)):
+            logits[k] = out
+    for sess in sessions:
+        sess.close()
+    return [bytes(t).decode("utf-8", "replace") for t in texts]
 
 
 class AttentionCapture:

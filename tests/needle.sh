@@ -251,6 +251,16 @@ fi
 # --help: each option's range and default, the limit of --threads
 grep -q -- "--threads T .*(1 to 256, default 2)" "$tmp/help" && grep -q -- "--samples S .*1 to 1000000" "$tmp/help" &&
     ok || bad "--help: ranges"
+# --batch B: a cell's samples answered B at a time by batched steps; the same JSON (every prompt,
+# answer and grid cell) as one at a time, also when B does not divide --samples
+"$bin" $model --lengths 120,240 --needles 2 --samples 7 --json --prompts --batch 1 >"$tmp/b1.json" 2>/dev/null &&
+    "$bin" $model --lengths 120,240 --needles 2 --samples 7 --json --prompts --batch 3 >"$tmp/b3.json" 2>/dev/null &&
+    [ -s "$tmp/b1.json" ] && cmp -s "$tmp/b1.json" "$tmp/b3.json" && ok || bad "--batch 3 differs from --batch 1"
+"$bin" $model --lengths 120 --needles 2 --samples 4 --depths 50 --batch 64 >/dev/null 2>"$tmp/b64.err" && ok ||
+    bad "--batch past --samples: $(cat "$tmp/b64.err")"
+grep -q -- "--batch B .*1 to 256" "$tmp/help" && grep -q "default 8" "$tmp/help" && ok || bad "--help: --batch"
+expect_error "--batch 0" $model --lengths 128 --batch 0
+expect_error "--batch 257" $model --lengths 128 --batch 257
 
 echo "needle: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

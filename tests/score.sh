@@ -189,6 +189,32 @@ else
     bad "choices: $(cat "$tmp/mc.err")"
 fi
 
+# 5b. --batch: windows and choices scored B at a time give what one at a time gives (the batched
+#     rows run other kernels: within 1e-6 relative); B past the count is fine
+if "$bin" $tok --ppl "$tmp/text.txt" --ctx $C --json --batch 1 >"$tmp/b1.json" 2>/dev/null &&
+    "$bin" $tok --ppl "$tmp/text.txt" --ctx $C --json --batch 3 >"$tmp/b3.json" 2>/dev/null &&
+    "$bin" $tok --ppl "$tmp/text.txt" --ctx $C --json --batch 256 >"$tmp/b256.json" 2>/dev/null; then
+    jarr running_ppl "$tmp/b1.json" >"$tmp/b1.r"
+    jarr running_ppl "$tmp/b3.json" >"$tmp/b3.r"
+    jarr running_ppl "$tmp/b256.json" >"$tmp/b256.r"
+    same_lists "$tmp/b1.r" "$tmp/b3.r" 1e-6 && same_lists "$tmp/b1.r" "$tmp/b256.r" 1e-6 &&
+        near "$(jget ppl "$tmp/b3.json")" "$(jget ppl "$tmp/b1.json")" 1e-6 && ok || bad "ppl --batch 3 differs from --batch 1"
+else
+    bad "ppl --batch"
+fi
+if "$bin" $tok --choices "$tmp/mc.jsonl" --batch 1 >"$tmp/mc1.out" 2>/dev/null &&
+    "$bin" $tok --choices "$tmp/mc.jsonl" --batch 2 >"$tmp/mc2.out" 2>/dev/null; then
+    grep -o '"logprob": [^,}]*' "$tmp/mc1.out" | sed 's/"logprob": //' >"$tmp/mc1.l"
+    grep -o '"logprob": [^,}]*' "$tmp/mc2.out" | sed 's/"logprob": //' >"$tmp/mc2.l"
+    same_lists "$tmp/mc1.l" "$tmp/mc2.l" 1e-6 && [ "$(grep -c . "$tmp/mc1.l")" -ge 5 ] &&
+        [ "$(sed 's/"logprob": [^,}]*//g; s/"norm[a-z_]*": [^,}]*//g' "$tmp/mc1.out")" = "$(sed 's/"logprob": [^,}]*//g; s/"norm[a-z_]*": [^,}]*//g' "$tmp/mc2.out")" ] &&
+        ok || bad "choices --batch 2 differs from --batch 1"
+else
+    bad "choices --batch"
+fi
+expect_error "--batch 0" $tok --ppl "$tmp/text.txt" --batch 0
+expect_error "--batch 257" $tok --ppl "$tmp/text.txt" --batch 257
+
 # 6. --save-logits / --kl: the file is what examples/logits writes for the same ids, within 1e-4
 #    of the reference's logits; KL, top-1 agreement, logit RMS and both perplexities are computed
 #    here from the two saved files (f32 and Q8 weights) and from the reference's f32 and Q8 logits

@@ -81,7 +81,7 @@ static void run_batch(const dintattn_model *m, const seq *qs, int n_seq, const s
                       dintattn_session **sess)
 {
     const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
-    dintattn_batch_item items[8];
+    dintattn_batch_item items[8] = {{0}};
     dintattn_batch_options opt;
     dintattn_error err;
     int done[8] = {0}, call, i, left = n_seq;
@@ -371,6 +371,55 @@ static void test_prepacked_panels_in_a_batch(void **state)
         }
 }
 
+/* all_logits: every token's logits, through passes of max_tokens that cut the items anywhere,
+   equal a solo prefill's rows (all_logits there too) within TOL_SOLO; an item without it beside
+   them gets its last row only */
+static void test_all_logits_in_a_batch(void **state)
+{
+    int f, i, pass;
+    (void)state;
+    for (f = 0; f < n_fx; f++) {
+        const dintattn_model *m = load_fixture(fx[f].name, DINTATTN_QK_AUTO);
+        const size_t V = (size_t)dintattn_model_config(m)->vocab_size;
+        const int N = fx[f].n, len[3] = {N, N - 3 > 1 ? N - 3 : 1, 2};
+        for (pass = 0; pass < 2; pass++) {
+            dintattn_batch_item items[3] = {{0}};
+            dintattn_batch_options opt;
+            dintattn_session *s[3];
+            dintattn_error err;
+            float *got[3], *want = (float *)calloc((size_t)N * V, sizeof(float)), *last = (float *)calloc(V, sizeof(float));
+            assert_non_null(want);
+            assert_non_null(last);
+            memset(&opt, 0, sizeof opt);
+            opt.max_tokens = pass ? 4 : 0;
+            for (i = 0; i < 3; i++) {
+                s[i] = test_session_p(m, 0, 0, 2, DINTATTN_PRECISION_EXACT);
+                assert_non_null(got[i] = (float *)calloc((size_t)N * V, sizeof(float)));
+                items[i].sess = s[i], items[i].tokens = fx[f].ids + (N - len[i]), items[i].n_tokens = len[i];
+                items[i].logits = i == 2 ? last : got[i], items[i].all_logits = i != 2;
+            }
+            if (dintattn_batch_step(items, 3, &opt, &err) != DINTATTN_OK) fail_msg("batch: %s", err.message);
+            for (i = 0; i < 3; i++) {
+                dintattn_session *solo = test_session_p(m, 0, 0, 2, DINTATTN_PRECISION_EXACT);
+                const float *g = i == 2 ? last : got[i], *w = i == 2 ? want + (size_t)(len[i] - 1) * V : want;
+                const size_t rows = i == 2 ? 1 : (size_t)len[i];
+                size_t j;
+                if (dintattn_prefill(solo, fx[f].ids + (N - len[i]), len[i], want, 1, &err)) fail_msg("solo: %s", err.message);
+                for (j = 0; j < rows * V; j++)
+                    if (fabs((double)g[j] - (double)w[j]) > TOL_SOLO * (1 + fabs((double)w[j])))
+                        fail_msg("%s: item %d (all_logits %d), max_tokens %d, row %zu: %g against %g", fx[f].name, i,
+                                 items[i].all_logits, opt.max_tokens, j / V, g[j], w[j]);
+                dintattn_session_free(solo);
+                dintattn_session_free(s[i]);
+                free(got[i]);
+            }
+            free(want);
+            free(last);
+        }
+        dintattn_model_free((dintattn_model *)m);
+    }
+}
+
 /* A batch of one sequence runs its chunks as dintattn_prefill / dintattn_decode do: the same
    route for the same number of tokens, so the same logits bit for bit, on every fixture */
 static void test_a_batch_of_one_is_the_solo_run(void **state)
@@ -510,7 +559,7 @@ static void test_bad_batches_are_refused_without_side_effects(void **state)
     dintattn_model *a = load_fixture(fx[0].name, DINTATTN_QK_AUTO), *b = load_fixture(fx[1].name, DINTATTN_QK_AUTO);
     dintattn_session *sa = test_session(a, 8, 0, 1), *sb = test_session(b, 8, 0, 1), *sa2 = test_session(a, 8, 0, 1);
     dintattn_session *exact = test_session_p(a, 8, 0, 1, DINTATTN_PRECISION_EXACT);
-    dintattn_batch_item it[2];
+    dintattn_batch_item it[2] = {{0}};
     dintattn_batch_options opt;
     dintattn_error err;
     int ids[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, bad = dintattn_model_config(a)->vocab_size;
@@ -579,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_unlike_sessions_share_a_batch),
         cmocka_unit_test(test_dint_truncate_after_batched_steps),
         cmocka_unit_test(test_prepacked_panels_in_a_batch),
+        cmocka_unit_test(test_all_logits_in_a_batch),
     };
     n_fx = read_fixtures(fx, 0);
     n_conv = read_converted(conv);

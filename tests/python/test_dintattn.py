@@ -391,6 +391,69 @@ class TokenizerMatchesExamples(unittest.TestCase):
         self.assertFalse(tok.has_token(-1))
 
 
+class Batches(unittest.TestCase):
+    """dintattn.step and dintattn.generate_batch: sessions stepped together (dintattn_batch_step)."""
+
+    def test_step_equals_each_session_alone_and_the_reference(self):
+        # batched rows run other kernels than a lone session's (panels for the stacked tokens), so
+        # they equal it within the engine's f32 rounding (1e-5 relative, as tests/test_batch.c),
+        # and the float64 reference within TOL_REFERENCE
+        for name, ids in FIXTURE_LIST[:6]:
+            with self.subTest(fixture=name):
+                model = dintattn.Model(fixture(name))
+                ref = reference_logits(name, len(ids), model.vocab_size)
+                a, b, c = (dintattn.Session(model, precision="exact") for _ in range(3))
+                cut = max(1, len(ids) // 2)
+                got = dintattn.step([(a, ids[:cut]), (b, ids), (c, ids[:2])], all_logits=True, max_tokens=3)
+                self.assertEqual([s.pos for s in (a, b, c)], [cut, len(ids), 2])
+                self.assertLessEqual(rel_error(got[1], ref), TOL_REFERENCE)
+                self.assertLessEqual(rel_error(got[0], ref[:cut]), TOL_REFERENCE)
+                alone = dintattn.Session(model, precision="exact").prefill(ids, all_logits=True)
+                self.assertLessEqual(rel_error(got[1], alone), 1e-5)
+                # then a decode each (the last-token form), joining c's chunk
+                nxt = dintattn.step([(a, [ids[cut]]), (b, [ids[0]]), (c, ids[2:4])])
+                self.assertEqual(nxt[0].shape, (model.vocab_size,))
+                self.assertLessEqual(rel_error(nxt[0], ref[cut]), TOL_REFERENCE)
+
+    def test_bad_batches_raise_the_librarys_message(self):
+        model = dintattn.Model(SHIPPED)
+        other = dintattn.Model(os.path.join(FIXTURES, "tok_model.safetensors"))
+        a, b = dintattn.Session(model), dintattn.Session(other)
+        with self.assertRaisesRegex(dintattn.DintattnError, "item 1's session is of another model"):
+            dintattn.step([(a, [1, 2]), (b, [1])])
+        with self.assertRaisesRegex(dintattn.DintattnError, "items 0 and 1 are one session"):
+            dintattn.step([(a, [1]), (a, [2])])
+        with self.assertRaisesRegex(dintattn.DintattnError, "item 0 has no tokens"):
+            dintattn.step([(a, [])])
+        self.assertEqual(a.pos, 0)  # nothing ran
+        with self.assertRaises(TypeError):
+            dintattn.step([("not a session", [1])])
+
+    def test_generate_batch_equals_generate_per_prompt(self):
+        model = dintattn.Model(SHIPPED)
+        prompts = ["In the beginning", "And it came to pass", "And God said", "Blessed is the man"]
+        got = dintattn.generate_batch(model, prompts, max_tokens=24, temperature=0)
+        alone = ["".join(dintattn.Session(model).generate(p, max_tokens=24, temperature=0)) for p in prompts]
+        self.assertEqual(got, alone)
+        got = dintattn.generate_batch(model, prompts[:2], max_tokens=24, seed=11)
+        alone = ["".join(dintattn.Session(model).generate(p, max_tokens=24, seed=11 + k)) for k, p in enumerate(prompts[:2])]
+        self.assertEqual(got, alone)
+        self.assertEqual(dintattn.generate_batch(model, []), [])
+
+    def test_prepack_keeps_long_prompts_bit_for_bit(self):
+        model = dintattn.Model(SHIPPED, weights="q8")
+        sess = dintattn.Session(model, n_threads=2)
+        ids = list(range(5, 45))
+        before = sess.prefill(ids, all_logits=True)
+        packed = model.prepack(sess)
+        self.assertEqual(model.prepack(sess), 0)  # nothing more to pack
+        sess.reset()
+        after = sess.prefill(ids, all_logits=True)
+        if packed:  # where the level runs Q8 on int8 panels
+            self.assertEqual(sess.prefill_unit("q8"), "int8 panels")
+        np.testing.assert_array_equal(before, after)
+
+
 class GenerateMatchesExample(unittest.TestCase):
     """Session.generate's text against examples/generate's stdout (the prompt, the text, a newline)."""
 
