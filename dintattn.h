@@ -498,9 +498,9 @@ typedef struct dintattn_act_options {
 /* The summary of one kind of activation of one layer, over `count` finite elements x (magnitude
    |x|). The median is the lower median (rank ceil(count / 2) of the ascending magnitudes), read
    from a histogram of 128 bins per power of two: within 2^-8 of the true one, relative, for
-   magnitudes of 2^-126 or more, and exact when it is among the top_k largest. Kurtosis is
+   medians of 2^-126 or more, and exact when it is among the top_k largest. Kurtosis is
    Pearson's, m4 / m2^2 of the signed values about their mean (3 for a Gaussian; NaN when all are
-   equal). All zero when count is 0. */
+   equal). All zero but nonfinite when count is 0. */
 typedef struct dintattn_act_stats {
     long long count;     /* finite elements summarized */
     long long nonfinite; /* NaN and infinite elements: counted here, left out of the rest */
