@@ -274,5 +274,5 @@ $(addprefix $(BUILD)/,$(SELF_EXAMPLES)): $(BUILD)/%: examples/%.c $(EXAMPLE_DEPS
 	$(call say,CC,$@)
 	$(Q)$(CC) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
 endif
-check-python: lib $(BUILD)/tokenize $(BUILD)/generate
+check-python: lib $(BUILD)/tokenize $(BUILD)/generate $(BUILD)/activations
 	DINTATTN_LIB=$(BUILD)/libdintattn.so DINTATTN_BUILD=$(BUILD) $(PYTHON) tests/python/test_dintattn.py

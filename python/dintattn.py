@@ -159,6 +159,18 @@ class _BatchOptions(ctypes.Structure):  # dintattn_batch_options
     _fields_ = [("max_tokens", c_int)]
 
 
+class _ActOptions(ctypes.Structure):  # dintattn_act_options
+    _fields_ = [("top_k", c_int)]
+
+
+class _ActStats(ctypes.Structure):  # dintattn_act_stats
+    _fields_ = [("count", ctypes.c_longlong), ("nonfinite", ctypes.c_longlong), ("k", c_int)] + \
+        [(k, c_double) for k in ("top1", "topk", "median", "ratio", "mean", "std", "kurtosis")]
+
+
+ACT_KINDS = ("logits1", "logits2", "ffn_in", "hidden")  # dintattn_act_kind, in value order
+
+
 class _AbiField(ctypes.Structure):  # dintattn_abi_field: a row of the library's layout table
     _fields_ = [("type", c_char_p), ("field", c_char_p), ("offset", c_size_t), ("size", c_size_t)]
 
@@ -169,7 +181,8 @@ _MIRRORS = {"dintattn_error": _Error, "dintattn_rope_scaling": _RopeScaling, "di
             "dintattn_load_options": _LoadOptions, "dintattn_session_options": _SessionOptions,
             "dintattn_sampler_options": _SamplerOptions, "dintattn_tensor_info": _TensorInfo,
             "dintattn_chat_message": _ChatMessage, "dintattn_batch_item": _BatchItem,
-            "dintattn_batch_options": _BatchOptions}
+            "dintattn_batch_options": _BatchOptions, "dintattn_act_options": _ActOptions,
+            "dintattn_act_stats": _ActStats}
 # the header's enums whose values these bindings count on: (enum, constants' prefix, names in value order)
 _ENUM_MIRRORS = [("dintattn_result", "DINTATTN_", RESULTS), ("dintattn_attention", "DINTATTN_ATTN_", _ENUMS["attention"]),
                  ("dintattn_integral", "DINTATTN_INTEGRAL_", _ENUMS["integral"]),
@@ -178,7 +191,7 @@ _ENUM_MIRRORS = [("dintattn_result", "DINTATTN_", RESULTS), ("dintattn_attention
                  ("dintattn_rope", "DINTATTN_ROPE_", _ENUMS["rope"]), ("dintattn_ffn_act", "DINTATTN_FFN_", _ENUMS["ffn_act"]),
                  ("dintattn_lambda_mode", "DINTATTN_LAMBDA_", _ENUMS["lambda_mode"]),
                  ("dintattn_rope_scaling_type", "DINTATTN_ROPE_SCALING_", _ROPE_SCALING),
-                 ("dintattn_qk_form", "DINTATTN_QK_", _QK_FORMS)]
+                 ("dintattn_qk_form", "DINTATTN_QK_", _QK_FORMS), ("dintattn_act_kind", "DINTATTN_ACT_", ACT_KINDS)]
 
 
 # --- every API function, with its C signature ------------------------------------------------------
@@ -226,6 +239,9 @@ _SIGNATURES = {
     "decode": (c_int, [c_void_p, c_int, _float_p, _err_p]),
     "logprobs": (c_int, [c_void_p, _int_p, c_int, _float_p, _err_p]),
     "batch_step": (c_int, [_P(_BatchItem), c_int, _P(_BatchOptions), _err_p]),
+    "session_act_start": (c_int, [c_void_p, _P(_ActOptions), _err_p]),
+    "session_act_stop": (None, [c_void_p]),
+    "session_act_stats": (c_int, [c_void_p, c_int, c_int, _P(_ActStats), _float_p, c_int, _err_p]),
     "model_prepack": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t), _err_p]),
     "logprob_of": (c_double, [_float_p, c_int, c_int]),
     "sampler_new": (c_int, [c_int, _P(_SamplerOptions), _pp, _err_p]),
@@ -691,6 +707,28 @@ class Session(_Handle):
         out = np.empty(max(a.size - 1, 1), dtype=np.float32)
         _call(_lib.dintattn_logprobs, self._h, _ptr(a), a.size, _ptr(out, _float_p))
         return out[:max(a.size - 1, 0)]
+
+    def act_start(self, top_k=10):
+        """Starts collecting activation statistics (dintattn_session_act_start: per layer, the attention
+        logits of each map, the FFN's input and the hidden states) over the tokens run from now on."""
+        _call(_lib.dintattn_session_act_start, self._h, ctypes.byref(_ActOptions(int(top_k))))
+
+    def act_stop(self):
+        """Stops collecting and frees the statistics."""
+        _lib.dintattn_session_act_stop(self._h)
+
+    def act_stats(self, layer, kind):
+        """The statistics of kind ("logits1", "logits2", "ffn_in", "hidden") in layer so far
+        (dintattn_session_act_stats): a dict of count, nonfinite, k, top1, topk, median, ratio, mean,
+        std, kurtosis, and top (the k largest magnitudes, descending, float32)."""
+        if kind not in ACT_KINDS:
+            raise ValueError("kind must be one of %s, not %r" % (", ".join(ACT_KINDS), kind))
+        out, top = _ActStats(), np.empty(65536, dtype=np.float32)
+        _call(_lib.dintattn_session_act_stats, self._h, int(layer), ACT_KINDS.index(kind), ctypes.byref(out),
+              _ptr(top, _float_p), top.size)
+        d = {f[0]: getattr(out, f[0]) for f in _ActStats._fields_}
+        d["top"] = top[:out.k].copy()
+        return d
 
     def capture_attention(self, layers=None, heads=None, positions=None, terms=False):
         """with sess.capture_attention() as cap: ... -- cap.rows[(layer, head, pos)] is the final attention

@@ -13,6 +13,7 @@ stdlib unittest and numpy only.
 
 import ctypes
 import glob
+import json
 import os
 import re
 import shutil
@@ -452,6 +453,34 @@ class Batches(unittest.TestCase):
         if packed:  # where the level runs Q8 on int8 panels
             self.assertEqual(sess.prefill_unit("q8"), "int8 panels")
         np.testing.assert_array_equal(before, after)
+
+
+class ActivationStats(unittest.TestCase):
+    """Session.act_stats against examples/activations --json (the numbers the C suites check against
+    the float64 reference), and against numpy over the hidden states' own recomputation: the last
+    layer's hidden state of the last token, normed and multiplied by the LM head, gives the logits."""
+
+    def test_stats_equal_the_example_and_are_consistent(self):
+        text = "And God said, Let there be light"
+        model = dintattn.Model(SHIPPED)
+        sess = dintattn.Session(model)
+        sess.act_start(top_k=10)
+        sess.prefill(model.tokenizer().encode_prompt(text))
+        cli = json.loads(run([os.path.join(BUILD, "activations"), SHIPPED, "-p", text, "--json"]).stdout)
+        for layer in cli["models"][0]["layers"]:
+            for kind in dintattn.ACT_KINDS:
+                got, want = sess.act_stats(layer["layer"], kind), layer[kind]
+                self.assertEqual(got["count"], want["count"])
+                for key in ("top1", "topk", "median", "ratio", "mean", "std", "kurtosis"):
+                    self.assertAlmostEqual(got[key], want[key], delta=1e-6 * max(1.0, abs(want[key])), msg=(kind, key))
+                np.testing.assert_allclose(got["top"], want["top"], rtol=1e-6)
+                self.assertTrue(np.all(np.diff(got["top"]) <= 0))  # descending
+                self.assertEqual(got["top1"], float(got["top"][0]))
+        with self.assertRaisesRegex(ValueError, "kind must be one of"):
+            sess.act_stats(0, "bogus")
+        sess.act_stop()
+        with self.assertRaisesRegex(dintattn.DintattnError, "not collecting"):
+            sess.act_stats(0, "hidden")
 
 
 class GenerateMatchesExample(unittest.TestCase):
