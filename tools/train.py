@@ -231,7 +231,7 @@ class Block(nn.Module):
 
 
 class Model(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, seed=0):
         super().__init__()
         assert c["tie_embeddings"]
         self.c = c
@@ -241,7 +241,7 @@ class Model(nn.Module):
         cos, sin = rope_tables(c["head_dim"], c["max_seq_len"], c["rope_theta"])
         self.register_buffer("cos", cos.float(), persistent=False)
         self.register_buffer("sin", sin.float(), persistent=False)
-        self.reset_parameters()
+        self.reset_parameters(seed)
 
     def reset_parameters(self, seed=0):
         g = torch.Generator().manual_seed(seed)
@@ -503,19 +503,21 @@ def parse_deadline(a, t_start):
     return t_start + (dl - now).total_seconds()
 
 
-def cmd_train(a, next_batch=None, data=None):
+def cmd_train(a, next_batch=None, data=None, probe=None):
     """Trains until a.steps steps (the LR schedule over steps: the same tokens for every model)
-    or until the deadline (the schedule over time). next_batch(gen) -> (x, y) replaces the KJV
-    batches when given; data = (vocab, train, val) as load_data returns it."""
+    or until the deadline (the schedule over time). next_batch(gen, step) -> (x, y) replaces the
+    KJV batches when given (step: the batch's index, for a curriculum; a third item, when
+    returned, weighs each target's loss); data = (vocab, train, val) as load_data returns it;
+    probe(model) -> str, when given, is logged at each checkpoint."""
     t_start = time.time()
     deadline = parse_deadline(a, t_start) if not a.steps else float("inf")
     torch.set_num_threads(a.threads or 2)
     vocab, train, val = data or load_data(a.ranks, a.corpus)
     if next_batch is None:
-        def next_batch(gen):
+        def next_batch(gen, step):
             return batch(train, a.batch, a.ctx, gen)
     c = config_from_args(a, vocab)
-    model = DINT(c)
+    model = DINT(c, a.seed)
     opt = make_optimizer(model, a.lr, a.wd)
     os.makedirs(a.workdir, exist_ok=True)
     ckpt_path = os.path.join(a.workdir, "ckpt.pt")
@@ -535,7 +537,9 @@ def cmd_train(a, next_batch=None, data=None):
         % (nparams(model) / 1e6, len(train), len(val), a.batch, a.ctx,
            "%d steps" % a.steps if a.steps else
            "deadline in %.1f min" % ((deadline - time.time()) / 60)))
-    gen = torch.Generator().manual_seed(1234 + step)
+    # a resumed run draws its batches from a generator seeded by the step it resumes at: the
+    # same data for the same (seed, resume step), not the uninterrupted run's
+    gen = torch.Generator().manual_seed(1234 + step + 1000003 * a.seed)
     budget = deadline - t_train0
 
     def schedule_frac():
@@ -557,12 +561,14 @@ def cmd_train(a, next_batch=None, data=None):
                     "frac": frac}, ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
         tag = ""
-        if vl < best:
-            best = vl
+        if vl < best or (a.export_last and final):
+            best = min(best, vl)
             torch.save({"model": model.state_dict(), "step": step, "val": vl, "config": c},
                        best_path)
             export(model, a.out, dtype="BF16", ranks_path=a.ranks)
             tag = " -> exported %s" % a.out
+        if probe is not None:
+            tag += " probe %s" % probe(model)
         log("CKPT step %d tokens %.2fM (%.2f epochs) val_loss %.4f (best %.4f)%s%s"
             % (step, tokens / 1e6, tokens / len(train), vl, best, tag, " FINAL" if final else ""))
 
@@ -577,11 +583,15 @@ def cmd_train(a, next_batch=None, data=None):
             lr = a.min_lr + 0.5 * (a.lr - a.min_lr) * (1 + math.cos(math.pi * min(1.0, frac)))
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = next_batch(gen)
+        got = next_batch(gen, step)
+        x, y = got[:2]
+        # a third item weighs each target's loss (the mean is then over the weights)
+        w = got[2] if len(got) > 2 else torch.ones(y.shape)
         opt.zero_grad(set_to_none=True)
         loss = 0.0
-        for xs, ys in zip(x.chunk(a.accum), y.chunk(a.accum)):  # micro-batches, same gradient
-            part = F.cross_entropy(model(xs).flatten(0, 1), ys.flatten()) * (len(xs) / len(x))
+        for xs, ys, ws in zip(x.chunk(a.accum), y.chunk(a.accum), w.chunk(a.accum)):  # micro-batches, same gradient
+            ce = F.cross_entropy(model(xs).flatten(0, 1), ys.flatten(), reduction="none")
+            part = (ce * ws.flatten()).sum() / w.sum()
             part.backward()
             loss = loss + part.detach()
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
@@ -654,6 +664,9 @@ def parse_args(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "dint-kjv.safetensors"),
                     help="the exported model (default: models/dint-kjv.safetensors)")
     ap.add_argument("--workdir", default="/tmp/train", help="checkpoints (ckpt.pt, best.pt)")
+    ap.add_argument("--seed", type=int, default=0, help="train: seed of the initial weights and the batches, 0 or more")
+    ap.add_argument("--export-last", action="store_true",
+                    help="train: export the final weights too, not only the best validation loss's")
     ap.add_argument("--resume", action="store_true", help="train: continue from WORKDIR/ckpt.pt")
     ap.add_argument("--init", default=None, help="train: start from this checkpoint's weights (best.pt or "
                     "ckpt.pt of a run of the same config), with a new optimizer and schedule")
