@@ -1,34 +1,42 @@
 #!/usr/bin/python3
 """A tiny-scale replication of the DIFF and DINT Transformer papers' claims, measured with
 dintattn's instruments: a standard, a DIFF and a DINT Transformer of equal parameter count,
-trained here (tools/train.py's model, CPU) on the King James Bible plus a synthetic multi-needle
-retrieval task, then measured by the C engine: perplexity on held-out chapters (examples/score,
-llama.cpp's protocol), multi-needle retrieval by depth and length (examples/needle, the papers'
-section 3.3), and the attention on the answer needle vs the rest of the haystack with the share
-of negative attention weights (python/dintattn.py's attention capture; DINT Table 5, Figure 1).
+trained here (tools/train.py's model, CPU) on the King James Bible plus a synthetic retrieval
+curriculum, several seeds each, then measured by the C engine: perplexity on held-out chapters
+(examples/score, llama.cpp's protocol), multi-needle retrieval by N, R, depth and length
+(examples/needle, the papers' section 3.3), and the attention on the answer needle vs the rest of
+the haystack with the share of negative attention weights (python/dintattn.py's attention
+capture and the library's row statistics, dintattn_attn_stats_of; DINT Table 5, Figure 1).
 
 Run with Debian's python3 (python3-torch python3-regex python3-numpy, bible-kjv) after `make
-examples/score examples/needle lib`:
+examples/score examples/needle lib`, under `nice -n 19` on a shared machine:
 
-    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep              # stage 1: text + retrieval
-    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep2 --init-from /tmp/rep \
-        --steps 1000 --retrieval 1.0 --lr 1e-3 --warmup 50                      # stage 2: retrieval only
-    /usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep2 [--samples 50]  # measure, print the table
-    /usr/bin/python3 tools/replicate.py table --workdir /tmp/rep2                # the table again
+    /usr/bin/python3 tools/replicate.py all --workdir /tmp/rep      # train and measure, run by run
+    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep [--families F --seeds S]
+    /usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep [--samples 30]
+    /usr/bin/python3 tools/replicate.py table --workdir /tmp/rep    # the tables again
 
-(docs/replication.md's table; about 55 + 35 minutes of training and 15 of measuring on 2 cores). `train`
-trains each family in its own process, two at once with one torch thread each; `all` runs train
-and eval. Every model sees the same batches (one seed) for the same number of steps with the same
-learning-rate schedule; stage 2 starts from each model's stage-1 weights (--init-from) with a
-new optimizer and schedule.
+A run is one (family, seed): WORKDIR/FAMILY-sSEED/ holds its checkpoints, FAMILY-sSEED.safetensors
+its model (the final weights), FAMILY-sSEED.log its log, FAMILY-sSEED.done marks it finished.
+Runs go one at a time (--jobs), seed by seed, in their own process with one torch thread. To
+resume after an interruption, run the same command again: finished runs are skipped, a run cut
+short continues from its last checkpoint (every --ckpt-minutes; the optimizer and step restored,
+the batches drawn afresh from the step on), and eval adds to results.json.
 
-Data. The tokenizer is the shipped model's (models/dint-kjv.safetensors' tokenizer.ranks). The
-language-modelling stream is train.py's (every 20th chapter held out). A share (--retrieval) of
-each batch's rows starts with a retrieval document in examples/needle's exact format: KJV words
-from the training chapters joined by spaces, N in 1..8 needles "The magic number of <City> is
-<7 digits>." at sentence boundaries (the answer needle at a uniformly random one), then
-"\\n\\nWhat is the magic number of A?" (or, with R = 2 asked, "What are the magic numbers of A
-and B?") and " The magic number of A is <number>."; the row is filled up with the KJV stream.
+Data. The tokenizer is the shipped model's (models/dint-kjv.safetensors' tokenizer.ranks). Every
+batch has three kinds of rows:
+- retrieval (--retrieval of them): documents in examples/needle's exact format packed one after
+  another, each EOT, KJV words from the training chapters joined by spaces with N needles "The
+  magic number of <City> is <7 digits>." at sentence boundaries (the answer needle at a uniformly
+  random one), then "\\n\\nWhat is the magic number of A?" (or, R = 2, "What are the magic numbers
+  of A and B?") and " The magic number of A is <number>.", then up to --queries - 1 more
+  questions about the other needles, each answered (multi-query associative recall). A
+  curriculum grows the documents from --start-len tokens and 2 needles at most to the whole row
+  and 8 needles over the first --ramp of the steps. The answers' digits weigh --answer-weight in
+  the loss;
+- repeats (--copy of them): random training words, then the same words again, so that the
+  copying retrieval needs (an induction head) is rewarded in every such row;
+- the rest: the KJV stream (train.py's; every 20th chapter held out).
 The training cities are not examples/needle's (which tests with its own 64), so retrieval is
 measured on unseen keys and on held-out filler (the held-out chapters' words).
 """
@@ -114,6 +122,33 @@ class Retrieval:
     def __init__(self, enc, words, eot):
         self.enc, self.words, self.eot = enc, words, eot
         self.cache = {}
+        self.digits = {t for d in "0123456789" for t in enc.encode(d)}
+        self.question_mark = enc.encode("?")[0]
+
+    def repeat(self, rng, max_tokens):
+        """EOT, training words drawn at random, the same words again (cut to max_tokens): the
+        second half is predictable only by finding the first (no word predicts the next), the
+        pattern (an induction head) that retrieval builds on, given far more often than
+        retrieval documents give it."""
+        half = (max_tokens - 1) // 2
+        ids = []
+        while len(ids) < half:
+            ids.extend(self._word(self.words[rng.randrange(len(self.words))]))
+        ids = ids[:half]
+        return ([self.eot] + ids + ids)[:max_tokens]
+
+    def answer_mask(self, row):
+        """1 at the tokens of a row that are answers' digits: digits after a question mark in
+        the same document (the KJV text has no digits, and needles come before the questions,
+        except a needle after a question of the filler's own, a few documents in a hundred)."""
+        out, asked = [], False
+        for t in row:
+            if t == self.eot:
+                asked = False
+            elif t == self.question_mark:
+                asked = True
+            out.append(1 if asked and t in self.digits else 0)
+        return out
 
     def _word(self, w):
         t = self.cache.get(w)
@@ -121,8 +156,12 @@ class Retrieval:
             t = self.cache[w] = self.enc.encode(" " + w)
         return t
 
-    def doc(self, rng, max_tokens):
-        n = rng.randint(1, 8)
+    def doc(self, rng, max_tokens, queries=1, n=None, shortest=64):
+        """One document of at most max_tokens tokens (EOT first) and at least about `shortest`:
+        n needles (default 1 to 8), then the question and its answer; with queries > 1, up to
+        queries - 1 more questions about the other needles, each answered, so that one haystack
+        teaches several retrievals (multi-query associative recall)."""
+        n = n or rng.randint(1, 8)
         r = rng.randint(1, min(2, n))
         cities = rng.sample(TRAIN_CITIES, n)
         numbers = [str(rng.randrange(1000000, 10000000)) for _ in range(n)]
@@ -134,12 +173,23 @@ class Retrieval:
         else:
             question = "\n\nWhat are the magic numbers of %s and %s?" % tuple(asked)
         tail = question + " The magic number of %s is %s." % (cities[0], numbers[0])
-        budget = rng.randint(min(64, max_tokens), max_tokens) - 1     # the EOT first
+        budget = rng.randint(min(shortest, max_tokens), max_tokens) - 1     # the EOT first
         needle_tokens = sum(len(self._word(w)) for s in needles for w in s.split())
         tail_tokens = len(self.enc.encode(tail)) + 4
         while n > r and needle_tokens + tail_tokens >= max_tokens:   # a short row: fewer needles
             needle_tokens -= sum(len(self._word(w)) for w in needles.pop().split())
             n -= 1
+        # more questions while they fit the row (the filler then gets what is left of the budget)
+        others = list(range(1, n))
+        rng.shuffle(others)
+        for i in others[:queries - 1]:
+            q = "\n\nWhat is the magic number of %s? The magic number of %s is %s." % (
+                cities[i], cities[i], numbers[i])
+            q_tokens = len(self.enc.encode(q))
+            if needle_tokens + tail_tokens + q_tokens >= max_tokens:
+                break
+            tail += q
+            tail_tokens += q_tokens
         # filler words from a random place, as many as fit
         start = rng.randrange(0, len(self.words) - 4096)
         filler, count = [], 0
@@ -169,89 +219,165 @@ class Retrieval:
         return ids[:max_tokens]
 
 
+def curriculum(a, step):
+    """(longest document, most needles) at `step`: from --start-len tokens and 2 needles
+    (retrieval is found first where there is little to search and few keys to tell apart) to the
+    whole row and 8 needles, linearly over the first --ramp share of the steps."""
+    f = min(1.0, step / max(1.0, a.ramp * a.steps))
+    return int(a.start_len + (a.ctx + 1 - a.start_len) * f), 2 + round(6 * f)
+
+
 def make_batches(retrieval, stream, a):
-    """next_batch(gen) for train.cmd_train: rows of ctx + 1 tokens, a share starting with a
-    retrieval document, the rest of each row from the KJV stream."""
+    """next_batch(gen, step) for train.cmd_train: rows of ctx + 1 tokens; a share (--retrieval)
+    of them packed with retrieval documents of the curriculum's length (each starting with EOT,
+    --queries questions a haystack), a share (--copy) with repeated words, the rest from the KJV
+    stream; and the loss weights."""
     import torch
     state = {"rng": None}
 
-    def next_batch(gen):
+    def next_batch(gen, step):
         if state["rng"] is None:
             state["rng"] = random.Random(int(torch.randint(0, 2**31, (1,), generator=gen)))
         rng = state["rng"]
+        top, most = curriculum(a, step)
         rows = []
         for b in range(a.batch):
             row = []
             if b < round(a.retrieval * a.batch):
-                row = retrieval.doc(rng, a.ctx + 1)
+                while a.ctx + 1 - len(row) >= 48:     # room for one more short document
+                    room = min(top, a.ctx + 1 - len(row))
+                    # documents near the curriculum's length: a haystack so short that the
+                    # needle sits right before the question lets a model copy from a fixed
+                    # distance, a shortcut that does not retrieve
+                    row += retrieval.doc(rng, room, queries=a.queries, n=rng.randint(1, most),
+                                         shortest=max(32, room * 3 // 4))
+            elif b < round((a.retrieval + a.copy) * a.batch):
+                while a.ctx + 1 - len(row) >= 8:
+                    row += retrieval.repeat(rng, min(a.ctx + 1 - len(row), 2 * rng.randint(8, 48) + 1))
             need = a.ctx + 1 - len(row)
             if need > 0:
                 i = int(torch.randint(0, len(stream) - need, (1,), generator=gen))
                 row = row + stream[i:i + need].tolist()
-            rows.append(row)
+            rows.append(row[:a.ctx + 1])
         t = torch.tensor(rows, dtype=torch.long)
-        return t[:, :-1], t[:, 1:]
+        # answers' digits weigh --answer-weight in the loss: they are a few tokens of each row,
+        # and the only ones that need retrieval
+        w = 1.0 + (a.answer_weight - 1.0) * torch.tensor([retrieval.answer_mask(r[1:]) for r in rows],
+                                                          dtype=torch.float32)
+        return t[:, :-1], t[:, 1:], w
     return next_batch
+
+
+def make_probe(enc, held, eot, ctx):
+    """probe(model) -> str: on fixed full-length documents of held-out filler with N = 1 and
+    N = 4 needles, the share whose answer (the space and 7 digits after "... is") the model
+    predicts exactly, token by token given the right prefix, and the share of first digits
+    right (the digit that needs the retrieval; chance 0.1). A cheap signal during training; the
+    C engine's greedy needle accuracy is the measure."""
+    import torch
+    gen = Retrieval(enc, held, eot)
+    rng = random.Random(99)
+    docs = {n: [gen.doc(rng, ctx, n=n, shortest=ctx) for _ in range(24)] for n in (1, 4)}
+
+    def probe(model):
+        model.eval()
+        out = []
+        with torch.no_grad():
+            for n, ds in docs.items():
+                exact = first = 0
+                for ids in ds:
+                    x = torch.tensor([ids[:-1]])
+                    pred = model(x)[0, -9:-1].argmax(-1)
+                    want = torch.tensor(ids[-9:-1])
+                    exact += int(bool((pred == want).all()))
+                    first += int(pred[1] == want[1])
+                out.append("N=%d exact %.2f first digit %.2f" % (n, exact / len(ds), first / len(ds)))
+        model.train()
+        return ", ".join(out)
+    return probe
 
 
 # ---------------------------------------------------------------------------------------------
 # train
 # ---------------------------------------------------------------------------------------------
 
-def train_one(a, family):
+def run_name(family, seed):
+    return "%s-s%d" % (family, seed)
+
+
+def train_one(a, family, seed):
     import torch
     import train
     import train_tokenizer
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
+    torch.set_num_threads(a.threads)
     ranks = ranks_file(a.workdir)
     data = train.load_data(ranks, a.corpus)
-    words, _ = chapter_words(a.corpus)
-    retrieval = Retrieval(train_tokenizer.Encoder(train_tokenizer.load_ranks(ranks)), words,
-                          data[0] - 1)
+    words, held = chapter_words(a.corpus)
+    enc = train_tokenizer.Encoder(train_tokenizer.load_ranks(ranks))
+    retrieval = Retrieval(enc, words, data[0] - 1)
+    name = run_name(family, seed)
     ap_args = ["train", "--ranks", ranks, "--attention", family, "--steps", str(a.steps),
                "--dim", str(a.dim), "--layers", str(a.layers), "--heads", str(a.heads),
                "--hidden", str(a.hidden), "--ctx", str(a.ctx), "--batch", str(a.batch), "--accum", str(a.accum),
                "--lr", str(a.lr), "--threads", str(a.threads), "--warmup", str(a.warmup),
-               "--ckpt-minutes", "12", "--log-every", "20",
-               "--out", os.path.join(a.workdir, family + ".safetensors"),
-               "--workdir", os.path.join(a.workdir, family)]
+               "--ckpt-minutes", str(a.ckpt_minutes), "--log-every", "20", "--seed", str(seed),
+               "--export-last", "--resume",
+               "--out", os.path.join(a.workdir, name + ".safetensors"),
+               "--workdir", os.path.join(a.workdir, name)]
     if a.init_from:
-        ap_args += ["--init", os.path.join(a.init_from, family, "best.pt")]
+        ap_args += ["--init", os.path.join(a.init_from, name, "best.pt")]
     ta = train.parse_args(ap_args)
-    return train.cmd_train(ta, make_batches(retrieval, data[1], a), data)
+    return train.cmd_train(ta, make_batches(retrieval, data[1], a), data,
+                           probe=make_probe(enc, held, data[0] - 1, a.ctx))
+
+
+def child_env(a):
+    # OpenBLAS (torch's BLAS on Debian) keeps its own threads besides torch's: as many as torch's,
+    # or a training runs more busy threads than cores; and glibc would map and unmap every large
+    # tensor afresh at each step: keep them in the heap (else page faults take half the CPU time)
+    return dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads),
+                MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="17179869184",
+                MALLOC_TOP_PAD_="268435456")
+
+
+def runs(a):
+    """(family, seed) in the order trained: seed by seed, so that a run cut short leaves every
+    family with the same number of seeds."""
+    return [(f, int(s)) for s in a.seeds.split(",") for f in a.families.split(",")]
 
 
 def cmd_train(a):
     os.makedirs(a.workdir, exist_ok=True)
     ranks_file(a.workdir)
     if a.family:
-        return train_one(a, a.family)
-    # --jobs processes at once, the longest (DINT) first; one torch thread each, as two torch
-    # threads on a 2-core machine run slower than one
-    todo = sorted(a.families.split(","), key=lambda f: f != "dint")
-    # OpenBLAS (torch's BLAS on Debian) keeps its own threads besides torch's: one each, or two
-    # trainings run four busy threads on two cores; and glibc would map and unmap every large
-    # tensor afresh at each step: keep them in the heap (else page faults take half the CPU time)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads),
-               MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="17179869184",
-               MALLOC_TOP_PAD_="268435456")
+        return train_one(a, a.family, a.seed)
+    # --jobs processes at once (default one: the machine is shared), each in its own process
+    # with --threads torch threads; a run whose model exists is done and skipped, a run cut short
+    # resumes from its last checkpoint (WORKDIR/FAMILY-sSEED/ckpt.pt)
+    todo = [(f, s) for f, s in runs(a)
+            if not os.path.exists(os.path.join(a.workdir, run_name(f, s) + ".done"))]
     running, bad = [], []
     while todo or running:
         while todo and len(running) < a.jobs:
-            fam = todo.pop(0)
-            log = open(os.path.join(a.workdir, fam + ".log"), "w")
-            argv = [sys.executable, os.path.abspath(__file__), "train", "--family", fam] + \
+            fam, seed = todo.pop(0)
+            name = run_name(fam, seed)
+            log = open(os.path.join(a.workdir, name + ".log"), "a")
+            argv = [sys.executable, os.path.abspath(__file__), "train", "--family", fam, "--seed", str(seed)] + \
                 [x for k, v in vars(a).items()
-                 if k not in ("cmd", "family", "families") and v is not None and v is not False
+                 if k not in ("cmd", "family", "families", "seed", "seeds") and v is not None
                  for x in ("--" + k.replace("_", "-"), str(v))]
-            running.append((fam, subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)))
-            print("training %s: log %s" % (fam, log.name), flush=True)
+            running.append((name, subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                                   env=child_env(a))))
+            print("training %s: log %s" % (name, log.name), flush=True)
         time.sleep(1)
-        for fam, p in list(running):
+        for name, p in list(running):
             if p.poll() is not None:
-                running.remove((fam, p))
+                running.remove((name, p))
                 if p.returncode:
-                    bad.append(fam)
+                    bad.append(name)
+                else:
+                    open(os.path.join(a.workdir, name + ".done"), "w").close()
     if bad:
         raise SystemExit("training failed: %s (see their logs)" % ", ".join(bad))
     return 0
@@ -266,7 +392,7 @@ ANSWER_TOKENS = 10                                          # greedy tokens per 
 
 
 def needle_json(a, model, n, r, lengths, extra=()):
-    out = run([os.path.join(ROOT, "examples", "needle"), model, "--lengths",
+    out = run([os.path.join(a.bin, "needle"), model, "--lengths",
                ",".join(map(str, lengths)), "--needles", str(n), "--asked", str(r),
                "--samples", str(a.samples), "--filler", os.path.join(a.workdir, "heldout.txt"),
                "--max-tokens", str(ANSWER_TOKENS), "--threads", "2", "--json"] + list(extra))
@@ -325,40 +451,74 @@ def attention_measures(model_path, samples):
     return {str(k): {m: float(np.mean(v)) for m, v in d.items()} for k, d in sorted(by_depth.items())}
 
 
-def cmd_eval(a):
+def write_texts(a):
+    """The held-out filler (examples/needle --filler) and chapters (examples/score --ppl)."""
+    import train_tokenizer
     _, held = chapter_words(a.corpus)
     with open(os.path.join(a.workdir, "heldout.txt"), "w") as f:
         f.write(" ".join(held) + "\n")
     ppl_text = os.path.join(a.workdir, "heldout_chapters.txt")
-    import train_tokenizer
     with open(ppl_text, "w") as f:
         f.write("".join(t for i, (_, _, t) in enumerate(train_tokenizer.kjv_chapters(a.corpus))
                         if i % 20 == 19))
+    return ppl_text
+
+
+def by_depth(grid, length=None):
+    """{depth: accuracy} of examples/needle's grid (at one length, or over all)."""
+    out = {}
+    for c in grid:
+        if length is None or c["length"] == length:
+            d = out.setdefault(str(c["depth"]), [0, 0])
+            d[0] += c["correct"]
+            d[1] += c["total"]
+    return {k: v[0] / v[1] for k, v in out.items()}
+
+
+def eval_one(a, fam, seed, ppl_text):
+    name = run_name(fam, seed)
+    model = os.path.join(a.workdir, name + ".safetensors")
+    r = {"ppl": json.loads(run([os.path.join(a.bin, "score"), model, "--ppl",
+                                ppl_text, "--json", "--threads", "2"]))}
+    r["needle"], r["needle_depth"], r["digits"] = {}, {}, {}
+    top = a.ctx - ANSWER_TOKENS - 4    # the prompt and the answer within the context
+    for n, rr in NEEDLE_SETTINGS:
+        j = needle_json(a, model, n, rr, [top])
+        key = "%d,%d" % (n, rr)
+        r["needle"][key] = sum(c["correct"] for c in j["grid"]) / sum(c["total"] for c in j["grid"])
+        r["needle_depth"][key] = by_depth(j["grid"])
+        r["digits"][key] = digit_match(j["samples"])
+    lengths = grid_lengths(a)
+    j = needle_json(a, model, 8, 1, lengths,
+                    ["--prompts", "--svg", os.path.join(a.workdir, name + "_needle.svg")])
+    r["grid"] = j["grid"]
+    r["needle_depth"]["8,1"] = by_depth(j["grid"], top)
+    r["digits"]["8,1"] = {str(L): digit_match([s for s in j["samples"] if s["length"] == L]) for L in lengths}
+    r["attention"] = attention_measures(model, [s for s in j["samples"] if s["length"] == top])
+    return r
+
+
+def grid_lengths(a):
+    """The N = 8 prompts' lengths: 8 needles take about 140 tokens and the question 20, so the
+    shortest keeps some haystack around them."""
+    top = a.ctx - ANSWER_TOKENS - 4
+    return [int(top * f) for f in (0.76, 0.84, 0.92, 1.0)]
+
+
+def cmd_eval(a):
+    ppl_text = write_texts(a)
     path = os.path.join(a.workdir, "results.json")
     results = {}
-    if os.path.exists(path):    # families measured before stay (eval --families X adds X)
+    if os.path.exists(path):    # runs measured before stay (eval --families X --seeds Y adds them)
         with open(path) as f:
             results = json.load(f)
-    for fam in a.families.split(","):
-        model = os.path.join(a.workdir, fam + ".safetensors")
+    for fam, seed in runs(a):
+        if not os.path.exists(os.path.join(a.workdir, run_name(fam, seed) + ".safetensors")):
+            print("%s: no model, skipped" % run_name(fam, seed), flush=True)
+            continue
         t0 = time.time()
-        r = {"ppl": json.loads(run([os.path.join(ROOT, "examples", "score"), model, "--ppl",
-                                    ppl_text, "--json", "--threads", "2"]))}
-        r["needle"] = {}
-        top = a.ctx - ANSWER_TOKENS - 4    # the prompt and the answer within the context
-        for n, rr in NEEDLE_SETTINGS:
-            j = needle_json(a, model, n, rr, [top])
-            r["needle"]["%d,%d" % (n, rr)] = sum(c["correct"] for c in j["grid"]) / \
-                sum(c["total"] for c in j["grid"])
-            r.setdefault("digits", {})["%d,%d" % (n, rr)] = digit_match(j["samples"])
-        lengths = [int(top * f) for f in (0.45, 0.64, 0.82, 1.0)]   # 8 needles take 170 tokens
-        j = needle_json(a, model, 8, 1, lengths,
-                        ["--prompts", "--svg", os.path.join(a.workdir, fam + "_needle.svg")])
-        r["grid"] = j["grid"]
-        r["digits"]["8,1"] = {str(L): digit_match([s for s in j["samples"] if s["length"] == L]) for L in lengths}
-        r["attention"] = attention_measures(model, [s for s in j["samples"] if s["length"] == top])
-        results[fam] = r
-        print("%s: evaluated in %.0f s" % (fam, time.time() - t0), flush=True)
+        results.setdefault(fam, {})[str(seed)] = eval_one(a, fam, seed, ppl_text)
+        print("%s: evaluated in %.0f s" % (run_name(fam, seed), time.time() - t0), flush=True)
         with open(path + ".tmp", "w") as f:
             json.dump(results, f, indent=1)
         os.replace(path + ".tmp", path)
@@ -381,51 +541,79 @@ PAPER_TABLE5_NOISE = {"standard": (0.51, 0.54, 0.52, 0.49, 0.49),
 NAMES = {"standard": "Transformer", "diff": "DIFF", "dint": "DINT"}
 
 
+def ms(values, fmt="%.2f"):
+    """mean +/- the seeds' sample standard deviation (the mean alone for one seed)."""
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) < 2:
+        return fmt % v.mean()
+    return (fmt + " +/- " + fmt) % (v.mean(), v.std(ddof=1))
+
+
 def cmd_table(a):
     with open(os.path.join(a.workdir, "results.json")) as f:
         res = json.load(f)
-    fams = [f for f in FAMILIES if f in res]
+    fams = [f for f in FAMILIES if res.get(f)]
+    runs_of = {f: [res[f][s] for s in sorted(res[f], key=int)] for f in fams}
+    any_run = runs_of[fams[0]][0]
+    settings = ["%d,%d" % nr for nr in NEEDLE_SETTINGS]
     out = []
     p = out.append
-    p("| model | held-out ppl | N=1,R=1 | N=2,R=2 | N=4,R=2 | N=6,R=2 | paper (DINT Table 4) |")
-    p("|---|---|---|---|---|---|---|")
+    p("Mean +/- standard deviation over seeds (the seeds column says how many).")
+    p("")
+    p("| model | seeds | held-out ppl | N=1,R=1 | N=2,R=2 | N=4,R=2 | N=6,R=2 | paper (DINT Table 4) |")
+    p("|---|---|---|---|---|---|---|---|")
     for f in fams:
-        r = res[f]
-        p("| %s | %.2f +/- %.2f | %s | %s |" % (
-            NAMES[f], r["ppl"]["ppl"], r["ppl"].get("ppl_stderr", float("nan")),
-            " | ".join("%.2f" % r["needle"]["%d,%d" % nr] for nr in NEEDLE_SETTINGS),
+        rs = runs_of[f]
+        p("| %s | %d | %s | %s | %s |" % (
+            NAMES[f], len(rs), ms([r["ppl"]["ppl"] for r in rs]),
+            " | ".join(ms([r["needle"][k] for r in rs]) for k in settings),
             " / ".join("%.2f" % x for x in PAPER_TABLE4[f])))
+    p("")
+    depths = sorted(any_run["needle_depth"]["1,1"], key=float)
+    p("| model: accuracy by the answer's depth (%s %%) | %s |" % (
+        "/".join(depths), " | ".join("N=%s,R=%s" % tuple(k.split(",")) for k in settings + ["8,1"])))
+    p("|---|%s" % ("---|" * (len(settings) + 1)))
+    for f in fams:
+        rs = runs_of[f]
+        p("| %s | %s |" % (NAMES[f], " | ".join(
+            " / ".join("%.2f" % np.mean([r["needle_depth"][k][d] for r in rs]) for d in depths)
+            for k in settings + ["8,1"])))
     p("")
     p("| model: digits in place (chance 0.1) | N=1,R=1 | N=2,R=2 | N=4,R=2 | N=6,R=2 | N=8,R=1 by length |")
     p("|---|---|---|---|---|---|")
     for f in fams:
-        d = res[f].get("digits")
-        if d:
-            p("| %s | %s | %s |" % (NAMES[f], " | ".join("%.3f" % d["%d,%d" % nr] for nr in NEEDLE_SETTINGS),
-                                    " / ".join("%.3f" % v for _, v in sorted(d["8,1"].items(), key=lambda kv: int(kv[0])))))
+        rs = runs_of[f]
+        lengths = sorted(rs[0]["digits"]["8,1"], key=int)
+        p("| %s | %s | %s |" % (NAMES[f], " | ".join(ms([r["digits"][k] for r in rs], "%.3f") for k in settings),
+                                " / ".join("%.3f" % np.mean([r["digits"]["8,1"][L] for r in rs]) for L in lengths)))
     p("")
-    depths = sorted(next(iter(res.values()))["attention"], key=float)
-    p("| model | attention to answer (%s %%) | paper | noise | paper | negative W entries | row sum | best head on answer |"
-      % "/".join("%g" % float(d) for d in depths))
+    at_depths = sorted(any_run["attention"], key=float)
+    p("| model (N=8, R=1) | attention to answer (%s %%) | paper | noise | paper | negative W entries | row sum | best head on answer |"
+      % "/".join("%g" % float(d) for d in at_depths))
     p("|---|---|---|---|---|---|---|---|")
     for f in fams:
-        at = res[f]["attention"]
-        p("| %s | %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
-            NAMES[f], " / ".join("%.3f" % at[d]["answer"] for d in depths),
+        rs = runs_of[f]
+
+        def per_depth(m):
+            return " / ".join("%.3f" % np.mean([r["attention"][d][m] for r in rs]) for d in at_depths)
+
+        def over_depths(m, fmt="%.3f"):
+            return ms([np.mean([r["attention"][d][m] for d in at_depths]) for r in rs], fmt)
+        p("| %s | %s (mean %s) | %s | %s (mean %s) | %s | %s | %s | %s |" % (
+            NAMES[f], per_depth("answer"), over_depths("answer"),
             " / ".join("%.2f" % x for x in PAPER_TABLE5_ANSWER[f]),
-            " / ".join("%.3f" % at[d]["noise"] for d in depths),
+            per_depth("noise"), over_depths("noise"),
             " / ".join("%.2f" % x for x in PAPER_TABLE5_NOISE[f]),
-            np.mean([at[d]["neg"] for d in depths]), np.mean([at[d]["sum"] for d in depths]),
-            np.mean([at[d]["best"] for d in depths])))
+            over_depths("neg"), over_depths("sum"), over_depths("best", "%.2f")))
     p("")
-    lengths = sorted({c["length"] for c in next(iter(res.values()))["grid"]})
+    lengths = sorted({c["length"] for c in any_run["grid"]})
     p("| model (N=8, R=1) | %s |" % " | ".join("%d tokens" % L for L in lengths))
     p("|---|%s" % ("---|" * len(lengths)))
     for f in fams:
-        g = res[f]["grid"]
+        rs = runs_of[f]
         p("| %s | %s |" % (NAMES[f], " | ".join(
-            "%.2f" % (sum(c["correct"] for c in g if c["length"] == L) /
-                      sum(c["total"] for c in g if c["length"] == L)) for L in lengths)))
+            ms([sum(c["correct"] for c in r["grid"] if c["length"] == L) /
+                sum(c["total"] for c in r["grid"] if c["length"] == L) for r in rs]) for L in lengths)))
     text = "\n".join(out) + "\n"
     with open(os.path.join(a.workdir, "table.md"), "w") as f:
         f.write(text)
@@ -437,33 +625,47 @@ def main(argv=None):
     ap = cli.parser(__doc__, ["/usr/bin/python3 tools/replicate.py train --workdir /tmp/rep",
                               "/usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep --samples 10"], full=True)
     ap.add_argument("cmd", choices=["train", "eval", "table", "all"],
-                    help="train the models, measure them (eval), print the table again, or train then eval")
+                    help="train the models, measure them (eval), print the tables again, or both run by run (all)")
     ap.add_argument("--workdir", default="/tmp/rep", help="one folder a family: checkpoints, models, results")
     ap.add_argument("--corpus", default=None, help="saved `bible -f Gen1:1-Rev22:21` output")
     ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated, among " + ", ".join(FAMILIES))
     ap.add_argument("--family", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--steps", type=int, default=1500, help="training steps, 1 or more")
+    ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (initial weights and batches), each 0 or more")
+    ap.add_argument("--steps", type=int, default=2500, help="training steps, 1 or more")
     ap.add_argument("--dim", type=int, default=128, help="model width, a multiple of 2 x heads")
-    ap.add_argument("--layers", type=int, default=4, help="layers, 1 or more")
+    ap.add_argument("--layers", type=int, default=2, help="layers, 1 or more")
     ap.add_argument("--heads", type=int, default=2, help="differential heads (standard: twice)")
     ap.add_argument("--hidden", type=int, default=352, help="FFN width, 1 or more")
-    ap.add_argument("--ctx", type=int, default=512, help="training context, 2 or more")
-    ap.add_argument("--batch", type=int, default=8, help="rows a batch, 1 or more")
-    ap.add_argument("--accum", type=int, default=2, help="micro-batches per batch (tools/train.py)")
-    ap.add_argument("--lr", type=float, default=2e-3, help="peak learning rate, above 0")
+    ap.add_argument("--ctx", type=int, default=256, help="training context, 2 or more")
+    ap.add_argument("--batch", type=int, default=4, help="rows a batch, 1 or more")
+    ap.add_argument("--accum", type=int, default=1, help="micro-batches per batch (tools/train.py)")
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate, above 0")
     ap.add_argument("--warmup", type=int, default=100, help="warm-up steps, 0 or more")
-    ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows with a retrieval document, 0 to 1")
+    ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows packed with retrieval documents, 0 to 1")
+    ap.add_argument("--copy", type=float, default=0.25,
+                    help="share of rows packed with repeated passages (an induction-head curriculum), 0 to 1")
+    ap.add_argument("--answer-weight", type=float, default=4.0, help="loss weight of answers' digits, above 0")
+    ap.add_argument("--queries", type=int, default=4, help="questions a retrieval document asks at most, 1 or more")
+    ap.add_argument("--start-len", type=int, default=128, help="the curriculum's first longest document, 48 to ctx")
+    ap.add_argument("--ramp", type=float, default=0.5, help="share of the steps over which documents reach the whole row")
+    ap.add_argument("--ckpt-minutes", type=float, default=1.5, help="minutes between checkpoints (resume points)")
     ap.add_argument("--init-from", default=None, metavar="DIR",
                     help="start each model from DIR/FAMILY/best.pt (an earlier train's workdir)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads a model, 1 or more")
-    ap.add_argument("--jobs", type=int, default=2, help="models trained at once, 1 or more")
-    ap.add_argument("--samples", type=int, default=50, help="needle samples per (depth, length) cell, 1 or more")
+    ap.add_argument("--jobs", type=int, default=1, help="models trained at once, 1 or more")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "examples"),
+                    help="folder of the needle and score programs (a copy stays put while others rebuild)")
+    ap.add_argument("--samples", type=int, default=30, help="needle samples per (depth, length) cell, 1 or more")
     a = ap.parse_args(argv)
     if a.cmd == "all":
-        for cmd in (cmd_train, cmd_eval):
-            if cmd(a):
+        # run by run, each measured as soon as it is trained: a session cut short keeps the
+        # runs it finished, measured, with every family at the same number of seeds
+        for fam, seed in runs(a):
+            one = argparse.Namespace(**dict(vars(a), families=fam, seeds=str(seed)))
+            if cmd_train(one) or cmd_eval(one):
                 return 1
-        return 0
+        return cmd_table(a)
     return {"train": cmd_train, "eval": cmd_eval, "table": cmd_table}[a.cmd](a)
 
 
