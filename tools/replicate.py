@@ -632,7 +632,7 @@ def main(argv=None):
     ap.add_argument("--family", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (initial weights and batches), each 0 or more")
-    ap.add_argument("--steps", type=int, default=2500, help="training steps, 1 or more")
+    ap.add_argument("--steps", type=int, default=1600, help="training steps, 1 or more")
     ap.add_argument("--dim", type=int, default=128, help="model width, a multiple of 2 x heads")
     ap.add_argument("--layers", type=int, default=2, help="layers, 1 or more")
     ap.add_argument("--heads", type=int, default=2, help="differential heads (standard: twice)")
