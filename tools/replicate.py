@@ -451,8 +451,54 @@ def attention_measures(model_path, samples):
     return {str(k): {m: float(np.mean(v)) for m, v in d.items()} for k, d in sorted(by_depth.items())}
 
 
+ACT_TOKENS = 4096           # held-out tokens the activation statistics run over
+LOWBIT_CHARS = 24000        # held-out characters low-bit runs compare (about 6K tokens)
+LOWBIT_ROWS = [("q8", "f32"), ("q4", "f32"), ("bf16", "q8"), ("q4", "q8")]   # (weights, KV)
+
+
+def activation_measures(model_path, text, ctx):
+    """DIFF Table 5's outliers: per layer, the attention logits of each map (A1's; A2's for DIFF
+    and DINT) and the hidden states (the residual stream after the layer), over the first
+    ACT_TOKENS of the held-out chapters in windows of the context, from the library's activation
+    statistics (dintattn_session_act_start / act_stats): the largest magnitude, the median
+    magnitude, their ratio and the kurtosis, each a mean over layers."""
+    import dintattn
+    model = dintattn.Model(model_path)
+    tok = model.tokenizer()
+    ids = tok.encode(text, allow_special=False)[:ACT_TOKENS]
+    sess = dintattn.Session(model, n_threads=2)
+    sess.act_start(top_k=10)
+    for i in range(0, len(ids), ctx - 1):
+        sess.reset()        # the statistics stay; each window starts from an empty cache, BOS first
+        sess.prefill(([] if tok.bos is None else [tok.bos]) + ids[i:i + ctx - 1])
+    out = {}
+    for kind in ["logits1", "hidden"] + ([] if model.config.attention == "standard" else ["logits2"]):
+        per = [sess.act_stats(l, kind) for l in range(model.config.n_layers)]
+        out[kind] = {m: float(np.mean([p[m] for p in per])) for m in ("top1", "median", "ratio", "kurtosis")}
+        out[kind]["per_layer_ratio"] = [float(p["ratio"]) for p in per]
+    sess.act_stop()
+    sess.close()
+    model.close()
+    return out
+
+
+def lowbit_measures(a, model_path, text_path):
+    """DIFF Figure 8's protocol as far as the engine's precisions reach: examples/lowbit runs the
+    held-out text at each (weights, KV cache) pair of LOWBIT_ROWS and compares it with f32 weights
+    and an f32 cache: mean KL per token, top-1 agreement, relative perplexity change."""
+    j = json.loads(run([os.path.join(a.bin, "lowbit"), model_path, "-f", text_path, "--json",
+                        "--threads", "2", "--weights", "f32,bf16,q8,q4", "--kv", "f32,q8"]))
+    out = {}
+    for row in j["rows"]:
+        if (row["weights"], row["kv"]) in LOWBIT_ROWS:
+            out["%s/%s" % (row["weights"], row["kv"])] = {
+                "kl": row["kl_mean"], "top1": row["top1_agreement"], "ppl_rel": row["ppl_change_rel"]}
+    return out
+
+
 def write_texts(a):
-    """The held-out filler (examples/needle --filler) and chapters (examples/score --ppl)."""
+    """The held-out filler (examples/needle --filler), chapters (examples/score --ppl) and the
+    chapters' start (examples/lowbit)."""
     import train_tokenizer
     _, held = chapter_words(a.corpus)
     with open(os.path.join(a.workdir, "heldout.txt"), "w") as f:
@@ -461,6 +507,8 @@ def write_texts(a):
     with open(ppl_text, "w") as f:
         f.write("".join(t for i, (_, _, t) in enumerate(train_tokenizer.kjv_chapters(a.corpus))
                         if i % 20 == 19))
+    with open(ppl_text) as f, open(os.path.join(a.workdir, "lowbit.txt"), "w") as g:
+        g.write(f.read(LOWBIT_CHARS))
     return ppl_text
 
 
@@ -495,6 +543,9 @@ def eval_one(a, fam, seed, ppl_text):
     r["needle_depth"]["8,1"] = by_depth(j["grid"], top)
     r["digits"]["8,1"] = {str(L): digit_match([s for s in j["samples"] if s["length"] == L]) for L in lengths}
     r["attention"] = attention_measures(model, [s for s in j["samples"] if s["length"] == top])
+    with open(ppl_text) as f:
+        r["act"] = activation_measures(model, f.read(), a.ctx)
+    r["lowbit"] = lowbit_measures(a, model, os.path.join(a.workdir, "lowbit.txt"))
     return r
 
 
@@ -606,6 +657,33 @@ def cmd_table(a):
             " / ".join("%.2f" % x for x in PAPER_TABLE5_NOISE[f]),
             over_depths("neg"), over_depths("sum"), over_depths("best", "%.2f")))
     p("")
+    if all("act" in r for f in fams for r in runs_of[f]):
+        p("| model: activations (means over layers) | attention logits top-1 | median | top-1 / median | kurtosis "
+          "| hidden states top-1 | median | top-1 / median | kurtosis | noise map A2's logits top-1 / median |")
+        p("|---|---|---|---|---|---|---|---|---|---|")
+        for f in fams:
+            rs = runs_of[f]
+
+            def act(kind, m, fmt="%.1f"):
+                return ms([r["act"][kind][m] for r in rs], fmt)
+            p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                NAMES[f], act("logits1", "top1"), act("logits1", "median", "%.2f"), act("logits1", "ratio"),
+                act("logits1", "kurtosis"), act("hidden", "top1"), act("hidden", "median", "%.2f"),
+                act("hidden", "ratio"), act("hidden", "kurtosis"),
+                act("logits2", "ratio") if "logits2" in rs[0]["act"] else "-"))
+        p("")
+    if all("lowbit" in r for f in fams for r in runs_of[f]):
+        keys = ["%s/%s" % wk for wk in LOWBIT_ROWS]
+        p("| model: against f32 (weights/KV) | %s |" % " | ".join(
+            "%s: KL, top-1 agree, ppl change" % k for k in keys))
+        p("|---|%s" % ("---|" * len(keys)))
+        for f in fams:
+            rs = runs_of[f]
+            p("| %s | %s |" % (NAMES[f], " | ".join(
+                "%s, %s, %s%%" % (ms([r["lowbit"][k]["kl"] for r in rs], "%.5f"),
+                                  ms([r["lowbit"][k]["top1"] for r in rs], "%.3f"),
+                                  ms([100 * r["lowbit"][k]["ppl_rel"] for r in rs], "%.2f")) for k in keys)))
+        p("")
     lengths = sorted({c["length"] for c in any_run["grid"]})
     p("| model (N=8, R=1) | %s |" % " | ".join("%d tokens" % L for L in lengths))
     p("|---|%s" % ("---|" * len(lengths)))
@@ -655,7 +733,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="torch threads a model, 1 or more")
     ap.add_argument("--jobs", type=int, default=1, help="models trained at once, 1 or more")
     ap.add_argument("--bin", default=os.path.join(ROOT, "examples"),
-                    help="folder of the needle and score programs (a copy stays put while others rebuild)")
+                    help="folder of the needle, score and lowbit programs (a copy stays put while others rebuild)")
     ap.add_argument("--samples", type=int, default=30, help="needle samples per (depth, length) cell, 1 or more")
     a = ap.parse_args(argv)
     if a.cmd == "all":
