@@ -20,6 +20,7 @@
 #define SRV_MAX_STOPS 16             /* stop strings of a request (the template's come on top) */
 #define SRV_MAX_PROMPTS 256          /* prompts of one completions request (a list, as evaluators send) */
 #define SRV_MAX_N 64                 /* samples per prompt ('n') */
+#define SRV_MAX_CHOICES 256          /* prompts x n of one request: each holds a sampler and a text */
 #define SRV_MAX_TOP 20               /* most alternatives per token in logprobs (OpenAI's bound) */
 
 /* --- the JSON body of a generation request --------------------------------------------------- */
@@ -319,6 +320,9 @@ SRV_FN int srv_parse_params(const char *body, size_t len, int chat, srv_params *
     if (srv_number(j, root, "n", 1, SRV_MAX_N, &num, err, cap, param)) return -1;
     if (num != (int)num) return srv_bad(err, cap, param, "'n' must be an integer from 1 to %d", SRV_MAX_N);
     p->n = (int)num;
+    if (!chat && (long long)p->n_prompts * p->n > SRV_MAX_CHOICES)
+        return srv_bad(err, cap, param, "%d prompts x n = %d make %lld choices, more than %d: send fewer at once",
+                       p->n_prompts, p->n, (long long)p->n_prompts * p->n, SRV_MAX_CHOICES);
     if (srv_parse_logprobs(j, root, p, err, cap, param)) return -1;
     if (p->max_tokens == 0 && !p->echo)
         return *param = "max_tokens", srv_bad(err, cap, param, "'max_tokens' must be at least 1 (0 only with echo)");

@@ -185,6 +185,8 @@ st=$(post /v1/completions '{"prompt":"x","stream":"yes"}')
 check "stream \"yes\": 400" 'is_error "$st" 400 stream'
 st=$(post /v1/completions '{"prompt":"x","n":65}')
 check "n 65: 400" 'is_error "$st" 400 n'
+st=$(post /v1/completions "{\"prompt\":[$(seq -s, -f '"p%g"' 1 5)],\"n\":60}")
+check "5 prompts x n 60: 400 (at most 256 choices)" 'is_error "$st" 400 n && get error.message | grep -q "make 300 choices, more than 256"'
 st=$(post /v1/completions '{"prompt":"x","max_tokens":0}')
 check "max_tokens 0 without echo: 400" 'is_error "$st" 400 max_tokens'
 st=$(post /v1/completions '{"prompt":[[1,2],[3,-1]]}')
