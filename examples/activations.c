@@ -196,19 +196,6 @@ static const char *base_name(const char *path) { return strrchr(path, '/') ? str
 /* Whether a model has activations of this kind (standard attention has no A2) */
 static int has_kind(const result *r, int kind) { return kind != DINTATTN_ACT_LOGITS2 || r->attention != DINTATTN_ATTN_STANDARD; }
 
-static void put_num(srv_buf *b, double x)
-{
-    if (isfinite(x)) srv_buf_printf(b, "%.10g", x);
-    else srv_buf_str(b, "null");
-}
-
-static int flush_buf(srv_buf *b, FILE *f, const char *name)
-{
-    if (b->nomem) return cli_fail("out of memory for the output", NULL);
-    if ((b->len && fwrite(b->p, 1, b->len, f) != b->len) || fflush(f)) return cli_fail("cannot write", name);
-    b->len = 0;
-    return 0;
-}
 
 /* --json: {"top_k": K, "models": [{"model", "attention", "n_layers", "n_heads", "dim", "n_tokens", "layers": [{"layer",
    KIND: {"count", "nonfinite", "top1", "topk", "median", "ratio", "mean", "std", "kurtosis", "top"}
@@ -236,13 +223,13 @@ static void write_json(srv_buf *b, const result *rs, int n, int top_k)
                     continue;
                 }
                 srv_buf_printf(b, "{\"count\": %lld, \"nonfinite\": %lld, \"top1\": ", s->count, s->nonfinite);
-                put_num(b, s->top1);
-                srv_buf_str(b, ", \"topk\": "), put_num(b, s->topk);
-                srv_buf_str(b, ", \"median\": "), put_num(b, s->median);
-                srv_buf_str(b, ", \"ratio\": "), put_num(b, s->ratio);
-                srv_buf_str(b, ", \"mean\": "), put_num(b, s->mean);
-                srv_buf_str(b, ", \"std\": "), put_num(b, s->std);
-                srv_buf_str(b, ", \"kurtosis\": "), put_num(b, s->kurtosis);
+                srv_buf_num(b, s->top1);
+                srv_buf_str(b, ", \"topk\": "), srv_buf_num(b, s->topk);
+                srv_buf_str(b, ", \"median\": "), srv_buf_num(b, s->median);
+                srv_buf_str(b, ", \"ratio\": "), srv_buf_num(b, s->ratio);
+                srv_buf_str(b, ", \"mean\": "), srv_buf_num(b, s->mean);
+                srv_buf_str(b, ", \"std\": "), srv_buf_num(b, s->std);
+                srv_buf_str(b, ", \"kurtosis\": "), srv_buf_num(b, s->kurtosis);
                 srv_buf_str(b, ", \"top\": [");
                 for (i = 0; i < s->k; i++) srv_buf_printf(b, "%s%.9g", i ? ", " : "", (double)r->top[at * (size_t)r->k + i]);
                 srv_buf_str(b, "]}");
@@ -478,11 +465,11 @@ int main(int argc, char **argv)
         for (m = 1; m < n; m++) same &= rs[m].n_tokens == rs[0].n_tokens;
         if (a.json) write_json(&out, rs, n, a.top_k);
         else write_table(&out, rs, n, a.top_k);
-        if (!flush_buf(&out, stdout, "standard output")) {
+        if (!cli_flush(&out, stdout, "standard output")) {
             rc = 0;
             if (svg) {
                 svg_write(&out, rs, n, a.top_k, same);
-                rc = flush_buf(&out, svg, a.svg);
+                rc = cli_flush(&out, svg, a.svg);
                 if (fclose(svg) && !rc) rc = cli_fail(a.svg, strerror(errno));
                 svg = NULL;
             }

@@ -271,25 +271,13 @@ static void on_row(void *user, const dintattn_attn_row *r)
 
 /* --- output helpers -------------------------------------------------------------------------- */
 
-/* Numbers as JSON and the SVG print them: doubles to 10 digits, a row's floats to 9 (exact). */
-static void put_num(srv_buf *b, double x)
-{
-    if (isfinite(x)) srv_buf_printf(b, "%.10g", x);
-    else srv_buf_str(b, "null");
-}
+/* Numbers as JSON and the SVG print them: doubles to 10 digits (srv_buf_num), a row's floats to 9 (exact). */
 static void put_f(srv_buf *b, float x)
 {
     if (isfinite(x)) srv_buf_printf(b, "%.9g", (double)x);
     else srv_buf_str(b, "null");
 }
 
-static int flush_buf(srv_buf *b, FILE *f, const char *name)
-{
-    if (b->nomem) return cli_fail("out of memory for the output", NULL);
-    if ((b->len && fwrite(b->p, 1, b->len, f) != b->len) || fflush(f)) return cli_fail("cannot write", name);
-    b->len = 0;
-    return 0;
-}
 
 /* A token's text for the table: quoted, with \n, \t, \\, \" and \xNN for control bytes and bytes
    of no valid UTF-8 character. */
@@ -471,7 +459,7 @@ static void svg_write(srv_buf *b, const figure *fg)
                                cell_w - 1, cell_h - 1);
                 blues(b, t);
                 srv_buf_printf(b, "\" data-layer=\"%d\" data-head=\"%d\" data-value=\"", l, h);
-                put_num(b, v);
+                srv_buf_num(b, v);
                 srv_buf_printf(b, "\"><title>layer %d head %d: %s = %.6g</title></rect>\n", l, h, metric_json[metric], v);
                 srv_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\" fill=\"%s\" "
                                   "pointer-events=\"none\">%.3g</text>\n",
@@ -491,9 +479,9 @@ static void svg_write(srv_buf *b, const figure *fg)
             srv_buf_str(b, "</linearGradient></defs>\n");
             srv_buf_printf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"%.0f\" fill=\"url(#legend)\" stroke=\"#999\" "
                               "data-min=\"", lx, ly, lh);
-            put_num(b, vmin);
+            srv_buf_num(b, vmin);
             srv_buf_str(b, "\" data-max=\"");
-            put_num(b, vmax);
+            srv_buf_num(b, vmax);
             srv_buf_str(b, "\"/>\n");
             srv_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\">%.4g</text>\n<text x=\"%.0f\" y=\"%.0f\">%.4g</text>\n", lx + 18, ly + 9,
                            vmax, lx + 18, ly + lh, vmin);
@@ -743,7 +731,7 @@ static int write_json(const run *r, srv_buf *out)
             srv_buf_printf(out, "%s\n{\"layer\": %d, \"head\": %d", k++ ? "," : "", l, h);
             for (m = 0; m < N_METRICS; m++) {
                 srv_buf_printf(out, ", \"%s\": ", metric_json[m]);
-                put_num(out, r->mean[lh * N_METRICS + m]);
+                srv_buf_num(out, r->mean[lh * N_METRICS + m]);
             }
             srv_buf_printf(out, ", \"row_pos\": %d", pos_to - 1);
             for (t = 0; t < N_TERMS; t++) {
@@ -760,7 +748,7 @@ static int write_json(const run *r, srv_buf *out)
                 srv_buf_str(out, "]");
             }
             srv_buf_str(out, "}");
-            if (flush_buf(out, stdout, "standard output")) return -1;
+            if (cli_flush(out, stdout, "standard output")) return -1;
         }
     srv_buf_str(out, "\n]}\n");
     return 0;
@@ -806,7 +794,7 @@ static int write_figure(run *r, srv_buf *out)
     fg.a = &r->a, fg.cfg = r->cfg, fg.tok = r->tok, fg.ids = r->ids, fg.lf = r->lf, fg.hf = r->hf, fg.c = &r->c;
     fg.mean = r->mean, fg.pos_from = r->pos_from, fg.pos_to = r->pos_to, fg.layer = r->svg_layer, fg.metric = r->metric;
     svg_write(out, &fg);
-    if (flush_buf(out, f, r->a.svg)) return -1;
+    if (cli_flush(out, f, r->a.svg)) return -1;
     r->svg = NULL;
     if (fclose(f)) return cli_fail(r->a.svg, strerror(errno)), -1;
     return 0;
@@ -845,7 +833,7 @@ int main(int argc, char **argv)
     default: return 1;
     }
     if (!load_text(&r) && !choose_positions(&r) && !choose_spans(&r) && !choose_rows(&r) && !inspect(&r) &&
-        !(r.a.json ? write_json(&r, &out) : (write_table(&r, &out), 0)) && !flush_buf(&out, stdout, "standard output") &&
+        !(r.a.json ? write_json(&r, &out) : (write_table(&r, &out), 0)) && !cli_flush(&out, stdout, "standard output") &&
         !(r.svg && write_figure(&r, &out)))
         rc = 0;
     srv_buf_free(&out);

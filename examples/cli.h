@@ -483,4 +483,16 @@ CLI_FN const char *cli_model_path(const char *model, const char *argv0)
     return beside;
 }
 
+#ifdef DINTATTN_STRBUF_H
+/* Writes b's bytes to f (name: what f is, for the message) and empties b; 1 (printed: out of
+   memory while building it, or the write failed) or 0. Include strbuf.h first. */
+CLI_FN int cli_flush(srv_buf *b, FILE *f, const char *name)
+{
+    if (b->nomem) return cli_fail("out of memory for the output", NULL);
+    if ((b->len && fwrite(b->p, 1, b->len, f) != b->len) || fflush(f)) return cli_fail("cannot write", name);
+    b->len = 0;
+    return 0;
+}
+#endif
+
 #endif /* DINTATTN_CLI_H */

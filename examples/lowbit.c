@@ -269,8 +269,7 @@ done:
 static void json_num(srv_buf *b, const char *key, double x)
 {
     srv_buf_printf(b, ", \"%s\": ", key);
-    if (isfinite(x)) srv_buf_printf(b, "%.10g", x);
-    else srv_buf_str(b, "null");
+    srv_buf_num(b, x);
 }
 
 static void report_json(const args *a, const char *model, const row *rows, int n_rows, int n, int C, double ppl_ref,

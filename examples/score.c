@@ -132,22 +132,6 @@ static int parse_args(int argc, char **argv, args *a)
     return cli_engine_done(&a->eng);
 }
 
-/* A JSON number, or null for NaN and infinities (JSON has neither). */
-static void json_num(srv_buf *b, double x)
-{
-    if (isfinite(x)) srv_buf_printf(b, "%.10g", x);
-    else srv_buf_str(b, "null");
-}
-
-static int flush_buf(srv_buf *b)
-{
-    if (b->nomem) return cli_fail("out of memory for the output", NULL);
-    if ((b->len && fwrite(b->p, 1, b->len, stdout) != b->len) || fflush(stdout))
-        return cli_fail("cannot write to standard output", NULL);
-    b->len = 0;
-    return 0;
-}
-
 /* A token's text for the table: quoted, with \n, \t, \\, \" and \xNN for control bytes and bytes
    of no valid UTF-8 character (a byte-level token may be part of one). */
 static void print_token(const dintattn_tokenizer *tok, int id)
@@ -345,17 +329,17 @@ static void report_kl(const args *a, const lc_stats *kl, int n, int window, srv_
 {
     if (a->json) {
         srv_buf_printf(out, "{\"n_tokens\": %d, \"n_scored\": %lld, \"window\": %d, \"kl_mean\": ", n, kl->n_rows, window);
-        json_num(out, lc_kl_mean(kl));
+        srv_buf_num(out, lc_kl_mean(kl));
         srv_buf_str(out, ", \"kl_max\": ");
-        json_num(out, kl->max_kl);
+        srv_buf_num(out, kl->max_kl);
         srv_buf_printf(out, ", \"kl_max_at\": %d, \"top1_same\": %lld, \"top1_agreement\": ", kl->max_at, kl->n_same_top);
-        json_num(out, lc_top1(kl));
+        srv_buf_num(out, lc_top1(kl));
         srv_buf_str(out, ", \"logit_rms_diff\": ");
-        json_num(out, lc_rms(kl));
+        srv_buf_num(out, lc_rms(kl));
         srv_buf_str(out, ", \"ppl_saved\": ");
-        json_num(out, lc_ppl_ref(kl));
+        srv_buf_num(out, lc_ppl_ref(kl));
         srv_buf_str(out, ", \"ppl\": ");
-        json_num(out, lc_ppl_run(kl));
+        srv_buf_num(out, lc_ppl_run(kl));
         srv_buf_str(out, "}\n");
     } else {
         srv_buf_printf(out, "KL(saved || this run), over %lld scored tokens: mean %.6g, max %.6g (the token after %d)\n",
@@ -386,11 +370,11 @@ static void report_json(const dintattn_tokenizer *tok, const int *ids, const flo
         srv_buf_str(out, "}");
     }
     srv_buf_str(out, "], \"total_nll\": ");
-    json_num(out, nll);
+    srv_buf_num(out, nll);
     srv_buf_str(out, ", \"mean_nll\": ");
-    json_num(out, nll / (n - 1));
+    srv_buf_num(out, nll / (n - 1));
     srv_buf_str(out, ", \"perplexity\": ");
-    json_num(out, exp(nll / (n - 1)));
+    srv_buf_num(out, exp(nll / (n - 1)));
     srv_buf_str(out, "}\n");
 }
 
@@ -399,7 +383,7 @@ static int report_table(const dintattn_tokenizer *tok, const int *ids, const flo
                         srv_buf *out)
 {
     int i;
-    if (flush_buf(out)) return 1;
+    if (cli_flush(out, stdout, "standard output")) return 1;
     printf("%6s %8s %10s  %s\n", "i", "id", "logprob", "token");
     for (i = 0; i < n; i++) {
         if (i == 0) printf("%6d %8d %10s  ", i, ids[i], "-");
@@ -467,7 +451,7 @@ static int run_text(const args *a, const dintattn_model *model, const dintattn_t
     if (a->kl) report_kl(a, &kl, n, window, &out);
     else if (a->json) report_json(tok, ids, lp, n, bos_first, window, n_windows, nll, &out);
     else if (report_table(tok, ids, lp, n, bos_first, nll, &out)) goto done;
-    if (flush_buf(&out)) goto done;
+    if (cli_flush(&out, stdout, "standard output")) goto done;
     rc = 0;
 done:
     if (save) {
@@ -615,21 +599,21 @@ static int run_ppl(const args *a, const dintattn_model *model, const dintattn_to
         srv_buf_str(&out, ", \"running_ppl\": [");
         for (w = 0; w < n_windows; w++) {
             if (w) srv_buf_str(&out, ", ");
-            json_num(&out, running[w]);
+            srv_buf_num(&out, running[w]);
         }
         srv_buf_str(&out, "], \"mean_nll\": ");
-        json_num(&out, mean);
+        srv_buf_num(&out, mean);
         srv_buf_str(&out, ", \"nll_stderr\": ");
-        json_num(&out, se);
+        srv_buf_num(&out, se);
         srv_buf_str(&out, ", \"ppl\": ");
-        json_num(&out, ppl);
+        srv_buf_num(&out, ppl);
         srv_buf_str(&out, ", \"ppl_stderr\": ");
-        json_num(&out, ppl * se);
+        srv_buf_num(&out, ppl * se);
         srv_buf_str(&out, "}\n");
     } else {
         srv_buf_printf(&out, "\nFinal estimate: PPL = %.4f +/- %.5f\n", ppl, ppl * se);
     }
-    if (flush_buf(&out)) goto done;
+    if (cli_flush(&out, stdout, "standard output")) goto done;
     rc = 0;
 done:
     srv_buf_free(&out);
@@ -834,9 +818,9 @@ static void json_acc(srv_buf *b, const char *name, int right, int n)
 {
     const double m = (double)right / n;
     srv_buf_printf(b, ", \"%s\": ", name);
-    json_num(b, m);
+    srv_buf_num(b, m);
     srv_buf_printf(b, ", \"%s_stderr\": ", name);
-    if (n > 1) json_num(b, sqrt(((double)right * (1 - m) * (1 - m) + (double)(n - right) * m * m) / (n - 1) / n));
+    if (n > 1) srv_buf_num(b, sqrt(((double)right * (1 - m) * (1 - m) + (double)(n - right) * m * m) / (n - 1) / n));
     else srv_buf_str(b, "null");
 }
 
@@ -918,15 +902,15 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
         for (k = 0; k < it->n_choices; k++) {
             const mc_choice *c = &it->c[k];
             srv_buf_printf(&out, "%s{\"logprob\": ", k ? ", " : "");
-            json_num(&out, ll[k]);
+            srv_buf_num(&out, ll[k]);
             srv_buf_printf(&out, ", \"n_tokens\": %d, \"chars\": %.0f, \"bytes\": %.0f, \"norm\": ", c->n_cont, c->chars, c->bytes);
-            json_num(&out, ll[k] / c->chars);
+            srv_buf_num(&out, ll[k] / c->chars);
             srv_buf_str(&out, ", \"norm_bytes\": ");
-            json_num(&out, ll[k] / c->bytes);
+            srv_buf_num(&out, ll[k] / c->bytes);
             srv_buf_str(&out, "}");
         }
         srv_buf_str(&out, "]}\n");
-        if (flush_buf(&out)) goto done;
+        if (cli_flush(&out, stdout, "standard output")) goto done;
     }
     srv_buf_printf(&out, "{\"summary\": {\"lines\": %d, \"with_gold\": %d", n_items, n_gold);
     if (n_gold > 0) {
@@ -937,7 +921,7 @@ static int run_choices(const args *a, const dintattn_model *model, const dintatt
                 (double)right[0] / n_gold, (double)right[1] / n_gold, (double)right[2] / n_gold);
     }
     srv_buf_str(&out, "}}\n");
-    if (flush_buf(&out)) goto done;
+    if (cli_flush(&out, stdout, "standard output")) goto done;
     rc = 0;
 done:
     srv_buf_free(&out);

@@ -5,12 +5,14 @@
      srv_buf_json_str   a JSON string literal (UTF-8 passes through; invalid bytes become U+FFFD)
      srv_utf8_char      the length of the valid UTF-8 character at a position, or 0
      srv_utf8_partial   how many bytes at the end of a buffer are an unfinished UTF-8 character
+     srv_buf_num        a number in JSON (null for NaN and infinities)
 
    It needs only the C library (not dintattn.h). The names keep the server's srv_ prefix, which
    the programs that include it already use. */
 #ifndef DINTATTN_STRBUF_H
 #define DINTATTN_STRBUF_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,13 @@ SRV_FN void srv_buf_json_str(srv_buf *b, const char *s, size_t n)
     }
     srv_buf_add(b, s + i - run, run);
     srv_buf_add(b, "\"", 1);
+}
+
+/* x as a JSON number to 10 significant digits, or null for NaN and infinities (JSON has neither) */
+SRV_FN void srv_buf_num(srv_buf *b, double x)
+{
+    if (isfinite(x)) srv_buf_printf(b, "%.10g", x);
+    else srv_buf_str(b, "null");
 }
 
 #endif /* DINTATTN_STRBUF_H */

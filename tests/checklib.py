@@ -1,7 +1,7 @@
 """What the examples' Python checks share (tests/attention/attention_check.py,
 tests/needle/needle_check.py, tests/score/score_check.py): the repository's root, counting checks
 and the "NAME: N passed, M failed" line, importing numpy and tools/ modules (or skipping), building
-a missing example and running one.
+a missing example and running one, a fixture's ids from tests/fixtures/manifest.txt.
 
 A check imports it with
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -61,3 +61,13 @@ def run(binary, args, expect_ok=True):
     if expect_ok and p.returncode != 0:
         raise RuntimeError("%s %s failed: %s" % (os.path.basename(binary), " ".join(map(str, args)), p.stderr.strip()))
     return p
+
+
+def manifest_ids(name):
+    """The token ids tests/fixtures/manifest.txt lists for fixture `name`."""
+    with open(os.path.join(FX, "manifest.txt")) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] == name:
+                return [int(x) for x in parts[1].split(",")]
+    raise KeyError(name)

@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import checklib  # noqa: E402  (tests/checklib.py: check, report, run, import_or_skip)
-from checklib import ROOT, FX, KJV, check  # noqa: E402
+from checklib import ROOT, FX, KJV, check, manifest_ids  # noqa: E402
 np, reference = checklib.import_or_skip("activations_check", "numpy", "reference")  # tools/reference.py
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "activations")
@@ -35,15 +35,6 @@ FAMILIES = ["standard_gqa_halves_f32", "diff_interleaved_f32", "dint_softmax_f32
 KINDS = ["logits1", "logits2", "ffn_in", "hidden"]
 TOL, TOL_MEDIAN, TOL_DERIVED = 1e-4, 2.0 ** -8 + 1e-4, 1e-3
 TOP_K = 65536
-
-
-def manifest_ids(name):
-    with open(os.path.join(FX, "manifest.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if parts and parts[0] == name:
-                return [int(x) for x in parts[1].split(",")]
-    raise KeyError(name)
 
 
 def elements(path, ids):

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import checklib  # noqa: E402  (tests/checklib.py: check, report, run, import_or_skip)
-from checklib import ROOT, FX, KJV, check  # noqa: E402
+from checklib import ROOT, FX, KJV, check, manifest_ids  # noqa: E402
 np, reference = checklib.import_or_skip("attention_check", "numpy", "reference")  # tools/reference.py
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "attention")
@@ -33,15 +33,6 @@ TOL = 1e-4
 
 def run(*args):
     return checklib.run(BIN, args).stdout
-
-
-def manifest_ids(name):
-    with open(os.path.join(FX, "manifest.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if parts and parts[0] == name:
-                return [int(x) for x in parts[1].split(",")]
-    raise KeyError(name)
 
 
 def row_stats(w, spans):
