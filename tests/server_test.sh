@@ -273,7 +273,7 @@ fi
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     mkdir -p "$tmp/npm"
     if (cd "$tmp/npm" && timeout 300 npm install --no-audit --no-fund --no-save --silent openai >"$tmp/npm.log" 2>&1); then
-        cp "$here/server/openai_client.mjs" "$tmp/npm/"
+        cp "$here/server/openai_client.mjs" "$here/server/checks.mjs" "$tmp/npm/"
         timeout 180 node "$tmp/npm/openai_client.mjs" "$url/v1" "$P" "$T1" >"$tmp/node.out" 2>&1
         n_ok=$(grep -c '^ok - ' "$tmp/node.out")
         n_bad=$(grep -c '^not ok - ' "$tmp/node.out")

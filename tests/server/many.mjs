@@ -6,20 +6,13 @@
 // float64, here: not the server's code) the server's echo logprobs must equal. Prints one line
 // per check: "ok - NAME" or "not ok - NAME: DETAIL".
 import OpenAI from "openai";
+import { check, attempt, finish } from "./checks.mjs";
 import net from "node:net";
 import { readFileSync } from "node:fs";
 
 const [base, queueBase, logitsFile, idsText] = process.argv.slice(2);
 const client = new OpenAI({ baseURL: base + "/v1", apiKey: "none", maxRetries: 0, timeout: 120000 });
 const model = "dint-kjv";
-let failed = 0;
-function check(name, cond, detail = "") {
-  if (cond) console.log("ok - " + name);
-  else { failed++; console.log("not ok - " + name + ": " + detail); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, "threw " + (e && e.stack ? e.stack.split("\n").slice(0, 3).join(" | ") : e)); }
-}
 async function collect(stream, chat) {
   const text = {}, finish = {};
   let usage = null;
@@ -239,4 +232,4 @@ await attempt("200 connections at once", async () => {
   const h = await (await fetch(queueBase + "/health")).json();
   check("/health after the flood: ok, nothing waiting", h.status === "ok" && h.queue === 0, JSON.stringify(h));
 });
-process.exit(failed ? 1 : 0);
+finish();

@@ -4,19 +4,12 @@
 // GREEDY_TEXT (as JSON) is what curl got for GREEDY_PROMPT (temperature 0, max_tokens 12). Prints one line
 // per check: "ok - NAME" or "not ok - NAME: DETAIL".
 import OpenAI from "openai";
+import { check, attempt, finish } from "./checks.mjs";
 
 const [base, greedyPrompt, greedyJson] = process.argv.slice(2);
 const greedyText = JSON.parse(greedyJson);
 const client = new OpenAI({ baseURL: base, apiKey: "none", maxRetries: 0, timeout: 30000 });
 const model = "dint-kjv";
-let failed = 0;
-function check(name, cond, detail = "") {
-  if (cond) console.log("ok - " + name);
-  else { failed++; console.log("not ok - " + name + ": " + detail); }
-}
-async function attempt(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, "threw " + (e && e.stack ? e.stack.split("\n")[0] : e)); }
-}
 async function collect(stream, chat) {
   let text = "", finish = null, usage = null, chunks = 0;
   for await (const c of stream) {
@@ -133,4 +126,4 @@ await attempt("still serving", async () => {
   const r = await client.completions.create({ model, prompt: greedyPrompt, max_tokens: 12, temperature: 0 });
   check("still serving after the errors", r.choices[0].text === greedyText, r.choices[0].text);
 });
-process.exit(failed ? 1 : 0);
+finish();
