@@ -269,19 +269,27 @@ else
     bad "cannot start the server on a model with a chat template"
 fi
 
+# node_checks NAME SCRIPT ARGS...: runs tests/server/SCRIPT in the npm scratch directory and adds
+# its "ok - " and "not ok - " lines to the counts
+node_checks() {
+    local name=$1 script=$2 n_ok n_bad
+    shift 2
+    cp "$here/server/$script" "$here/server/checks.mjs" "$tmp/npm/"
+    timeout 600 node "$tmp/npm/$script" "$@" >"$tmp/$script.out" 2>&1
+    n_ok=$(grep -c '^ok - ' "$tmp/$script.out")
+    n_bad=$(grep -c '^not ok - ' "$tmp/$script.out")
+    pass=$((pass + n_ok))
+    fail=$((fail + n_bad))
+    grep '^not ok - ' "$tmp/$script.out" | sed "s/^not ok - /FAIL: $name: /"
+    echo "$name: $n_ok passed, $n_bad failed"
+    [ "$n_ok" -gt 0 ] || { bad "$name ran no check"; cat "$tmp/$script.out"; }
+}
+
 # --- the openai npm client -------------------------------------------------------------------------
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     mkdir -p "$tmp/npm"
     if (cd "$tmp/npm" && timeout 300 npm install --no-audit --no-fund --no-save --silent openai >"$tmp/npm.log" 2>&1); then
-        cp "$here/server/openai_client.mjs" "$here/server/checks.mjs" "$tmp/npm/"
-        timeout 180 node "$tmp/npm/openai_client.mjs" "$url/v1" "$P" "$T1" >"$tmp/node.out" 2>&1
-        n_ok=$(grep -c '^ok - ' "$tmp/node.out")
-        n_bad=$(grep -c '^not ok - ' "$tmp/node.out")
-        pass=$((pass + n_ok))
-        fail=$((fail + n_bad))
-        grep '^not ok - ' "$tmp/node.out" | sed 's/^not ok - /FAIL: openai client: /'
-        echo "openai client: $n_ok passed, $n_bad failed"
-        [ "$n_ok" -gt 0 ] || { bad "openai client ran no check"; cat "$tmp/node.out"; }
+        node_checks "openai client" openai_client.mjs "$url/v1" "$P" "$T1"
     else
         echo "openai client: skipped (npm install openai failed: $(tail -n 1 "$tmp/npm.log"))"
         skipped=$((skipped + 1))
@@ -298,15 +306,7 @@ if [ -d "$tmp/npm/node_modules/openai" ] && [ -x "$logits_bin" ]; then
         queue_url="http://127.0.0.1:$port"
         ids="1,200,17,35,90,4,61,333,12,8,140,77"
         if "$logits_bin" "$model" "$ids" "$tmp/logits.bin" >/dev/null 2>&1; then
-            cp "$here/server/many.mjs" "$tmp/npm/"
-            timeout 600 node "$tmp/npm/many.mjs" "$url" "$queue_url" "$tmp/logits.bin" "$ids" >"$tmp/many.out" 2>&1
-            n_ok=$(grep -c '^ok - ' "$tmp/many.out")
-            n_bad=$(grep -c '^not ok - ' "$tmp/many.out")
-            pass=$((pass + n_ok))
-            fail=$((fail + n_bad))
-            grep '^not ok - ' "$tmp/many.out" | sed 's/^not ok - /FAIL: many clients: /'
-            echo "many clients: $n_ok passed, $n_bad failed"
-            [ "$n_ok" -gt 0 ] || { bad "many clients ran no check"; cat "$tmp/many.out"; }
+            node_checks "many clients" many.mjs "$url" "$queue_url" "$tmp/logits.bin" "$ids"
         else
             bad "examples/logits failed on $model"
         fi
