@@ -700,7 +700,7 @@ def cmd_table(a):
 
 
 def main(argv=None):
-    ap = cli.parser(__doc__, ["/usr/bin/python3 tools/replicate.py train --workdir /tmp/rep",
+    ap = cli.parser(__doc__, ["nice -n 19 /usr/bin/python3 tools/replicate.py all --workdir /tmp/rep",
                               "/usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep --samples 10"], full=True)
     ap.add_argument("cmd", choices=["train", "eval", "table", "all"],
                     help="train the models, measure them (eval), print the tables again, or both run by run (all)")
@@ -722,14 +722,14 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=100, help="warm-up steps, 0 or more")
     ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows packed with retrieval documents, 0 to 1")
     ap.add_argument("--copy", type=float, default=0.25,
-                    help="share of rows packed with repeated passages (an induction-head curriculum), 0 to 1")
+                    help="share of rows packed with random words said twice (copying, what retrieval needs), 0 to 1")
     ap.add_argument("--answer-weight", type=float, default=4.0, help="loss weight of answers' digits, above 0")
     ap.add_argument("--queries", type=int, default=4, help="questions a retrieval document asks at most, 1 or more")
     ap.add_argument("--start-len", type=int, default=128, help="the curriculum's first longest document, 48 to ctx")
     ap.add_argument("--ramp", type=float, default=0.5, help="share of the steps over which documents reach the whole row")
     ap.add_argument("--ckpt-minutes", type=float, default=1.5, help="minutes between checkpoints (resume points)")
     ap.add_argument("--init-from", default=None, metavar="DIR",
-                    help="start each model from DIR/FAMILY/best.pt (an earlier train's workdir)")
+                    help="start each run from DIR/FAMILY-sSEED/best.pt (an earlier train's workdir)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads a model, 1 or more")
     ap.add_argument("--jobs", type=int, default=1, help="models trained at once, 1 or more")
     ap.add_argument("--bin", default=os.path.join(ROOT, "examples"),
