@@ -188,18 +188,6 @@ static double check_batch(const dintattn_model *m, const fixture *f, const float
     return check_mixed(m, f, sus, what);
 }
 
-static float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
-{
-    char path[256];
-    size_t size;
-    float *ref;
-    fixture_path(path, sizeof path, f->name, ext);
-    ref = (float *)read_file(path, &size);
-    if (!ref) fail_msg("cannot read %s", path);
-    assert_int_equal(size, sizeof(float) * (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size);
-    return ref;
-}
-
 /* Every family of tests/fixtures (standard, DIFF, DINT, Shared-DIFF, GDA, the v1.1 options), in
    batches on 1 and 2 threads: one pass per call, several passes (max_tokens 4), and sessions of
    n_batch 3 whose chunks the batch splits */

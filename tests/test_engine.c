@@ -249,18 +249,6 @@ static const fixture *find_fixture(const char *name)
     return NULL;
 }
 
-static float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
-{
-    char path[256];
-    size_t size;
-    float *ref;
-    fixture_path(path, sizeof path, f->name, ext);
-    ref = (float *)read_file(path, &size);
-    if (!ref) fail_msg("cannot read %s", path);
-    assert_int_equal(size, sizeof(float) * (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size);
-    return ref;
-}
-
 /* Q8, Q4 and BF16 weights give the reference's logits for the same model with its matrices
    converted the same way (tools/make_fixtures.py writes NAME.q8.logits, .q4.logits and
    .bf16.logits from a converted copy), in one prefill and token by token (one thread and three:

@@ -142,6 +142,20 @@ TEST_HELPER void fixture_path(char *out, size_t cap, const char *name, const cha
     snprintf(out, cap, FIXTURES "%.95s%.20s", name, ext);
 }
 
+/* The reference logits of fixture f saved as f's name + ext ([f->n][vocab] floats, as m's
+   vocabulary); fails the test if the file is missing or of another size. Free them. */
+TEST_HELPER float *read_logits(const fixture *f, const char *ext, const dintattn_model *m)
+{
+    char path[256];
+    size_t size;
+    float *ref;
+    fixture_path(path, sizeof path, f->name, ext);
+    ref = (float *)read_file(path, &size);
+    if (!ref) fail_msg("cannot read %s", path);
+    assert_int_equal(size, sizeof(float) * (size_t)f->n * (size_t)dintattn_model_config(m)->vocab_size);
+    return ref;
+}
+
 /* max |a - b| / max(1, max |ref|): the reviewers' error measure (tolerance 1e-4). */
 TEST_HELPER double rel_error(const float *a, const float *ref, size_t n)
 {
