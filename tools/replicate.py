@@ -23,8 +23,12 @@ resume after an interruption, run the same command again: finished runs are skip
 short continues from its last checkpoint (every --ckpt-minutes; the optimizer and step restored,
 the batches drawn afresh from the step on), and eval adds to results.json.
 
-Data. The tokenizer is the shipped model's (models/dint-kjv.safetensors' tokenizer.ranks). Every
-batch has three kinds of rows:
+Data. The tokenizer is the shipped model's (models/dint-kjv.safetensors' tokenizer.ranks).
+Training has two stages. In the first (--induction steps) every row is packed with repeats:
+EOT, ordinary tokens drawn at random, the same tokens again. Only copying by content predicts a
+repeat's second half (an induction head: a previous-token head and a head that matches on what
+it wrote), the mechanism every retrieval here needs; mixed into text and retrieval from the
+start, no pilot learned it. In the second stage every batch has three kinds of rows:
 - retrieval (--retrieval of them): documents in examples/needle's exact format packed one after
   another, each EOT, KJV words from the training chapters joined by spaces with N needles "The
   magic number of <City> is <7 digits>." at sentence boundaries (the answer needle at a uniformly
@@ -32,10 +36,9 @@ batch has three kinds of rows:
   of A and B?") and " The magic number of A is <number>.", then up to --queries - 1 more
   questions about the other needles, each answered (multi-query associative recall). A
   curriculum grows the documents from --start-len tokens and 2 needles at most to the whole row
-  and 8 needles over the first --ramp of the steps. The answers' digits weigh --answer-weight in
-  the loss;
-- repeats (--copy of them): random training words, then the same words again, so that the
-  copying retrieval needs (an induction head) is rewarded in every such row;
+  and 8 needles over the first --ramp of the second stage's steps. The answers' digits weigh
+  --answer-weight in the loss;
+- repeats (--copy of them), as in the first stage, so that copying stays rewarded;
 - the rest: the KJV stream (train.py's; every 20th chapter held out).
 The training cities are not examples/needle's (which tests with its own 64), so retrieval is
 measured on unseen keys and on held-out filler (the held-out chapters' words).
@@ -126,15 +129,14 @@ class Retrieval:
         self.question_mark = enc.encode("?")[0]
 
     def repeat(self, rng, max_tokens):
-        """EOT, training words drawn at random, the same words again (cut to max_tokens): the
-        second half is predictable only by finding the first (no word predicts the next), the
-        pattern (an induction head) that retrieval builds on, given far more often than
-        retrieval documents give it."""
+        """EOT, ordinary tokens drawn uniformly at random, the same tokens again (cut to
+        max_tokens): the second half is predictable only by finding the first, by content (no
+        token predicts the next, and the distance changes from row to row), which is what an
+        induction head does and what retrieval builds on. Random tokens, not words: repeated
+        words let a model lower the loss from word statistics alone, and no pilot with words
+        learned to copy."""
         half = (max_tokens - 1) // 2
-        ids = []
-        while len(ids) < half:
-            ids.extend(self._word(self.words[rng.randrange(len(self.words))]))
-        ids = ids[:half]
+        ids = [rng.randrange(256, self.eot) for _ in range(half)]
         return ([self.eot] + ids + ids)[:max_tokens]
 
     def answer_mask(self, row):
@@ -222,16 +224,17 @@ class Retrieval:
 def curriculum(a, step):
     """(longest document, most needles) at `step`: from --start-len tokens and 2 needles
     (retrieval is found first where there is little to search and few keys to tell apart) to the
-    whole row and 8 needles, linearly over the first --ramp share of the steps."""
-    f = min(1.0, step / max(1.0, a.ramp * a.steps))
+    whole row and 8 needles, linearly over the first --ramp share of the steps after the
+    --induction stage."""
+    f = min(1.0, max(0, step - a.induction) / max(1.0, a.ramp * (a.steps - a.induction)))
     return int(a.start_len + (a.ctx + 1 - a.start_len) * f), 2 + round(6 * f)
 
 
 def make_batches(retrieval, stream, a):
     """next_batch(gen, step) for train.cmd_train: rows of ctx + 1 tokens; a share (--retrieval)
     of them packed with retrieval documents of the curriculum's length (each starting with EOT,
-    --queries questions a haystack), a share (--copy) with repeated words, the rest from the KJV
-    stream; and the loss weights."""
+    --queries questions a haystack), a share (--copy) with repeats, the rest from the KJV stream
+    (in the first --induction steps, every row with repeats); and the loss weights."""
     import torch
     state = {"rng": None}
 
@@ -241,9 +244,15 @@ def make_batches(retrieval, stream, a):
         rng = state["rng"]
         top, most = curriculum(a, step)
         rows = []
+        n_retrieval = round(a.retrieval * a.batch)
+        n_copy = round((a.retrieval + a.copy) * a.batch) - n_retrieval
         for b in range(a.batch):
             row = []
-            if b < round(a.retrieval * a.batch):
+            if step < a.induction:
+                kind = "copy"           # the first stage: repeats only
+            else:
+                kind = "retrieval" if b < n_retrieval else "copy" if b < n_retrieval + n_copy else "text"
+            if kind == "retrieval":
                 while a.ctx + 1 - len(row) >= 48:     # room for one more short document
                     room = min(top, a.ctx + 1 - len(row))
                     # documents near the curriculum's length: a haystack so short that the
@@ -251,7 +260,7 @@ def make_batches(retrieval, stream, a):
                     # distance, a shortcut that does not retrieve
                     row += retrieval.doc(rng, room, queries=a.queries, n=rng.randint(1, most),
                                          shortest=max(32, room * 3 // 4))
-            elif b < round((a.retrieval + a.copy) * a.batch):
+            elif kind == "copy":
                 while a.ctx + 1 - len(row) >= 8:
                     row += retrieval.repeat(rng, min(a.ctx + 1 - len(row), 2 * rng.randint(8, 48) + 1))
             need = a.ctx + 1 - len(row)
@@ -272,12 +281,14 @@ def make_probe(enc, held, eot, ctx):
     """probe(model) -> str: on fixed full-length documents of held-out filler with N = 1 and
     N = 4 needles, the share whose answer (the space and 7 digits after "... is") the model
     predicts exactly, token by token given the right prefix, and the share of first digits
-    right (the digit that needs the retrieval; chance 0.1). A cheap signal during training; the
+    right (the digit that needs the retrieval; chance 0.1), and the share of repeated random
+    tokens predicted (copying by content). A cheap signal during training; the
     C engine's greedy needle accuracy is the measure."""
     import torch
     gen = Retrieval(enc, held, eot)
     rng = random.Random(99)
     docs = {n: [gen.doc(rng, ctx, n=n, shortest=ctx) for _ in range(24)] for n in (1, 4)}
+    repeats = torch.tensor([gen.repeat(rng, 2 * 40 + 1) for _ in range(16)])
 
     def probe(model):
         model.eval()
@@ -292,6 +303,9 @@ def make_probe(enc, held, eot, ctx):
                     exact += int(bool((pred == want).all()))
                     first += int(pred[1] == want[1])
                 out.append("N=%d exact %.2f first digit %.2f" % (n, exact / len(ds), first / len(ds)))
+            # the repeats' second halves (the first token of each has no cue: not counted)
+            pred = model(repeats[:, :-1])[:, 41:].argmax(-1)
+            out.append("repeats %.2f" % (pred == repeats[:, 42:]).float().mean().item())
         model.train()
         return ", ".join(out)
     return probe
@@ -710,16 +724,18 @@ def main(argv=None):
     ap.add_argument("--family", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (initial weights and batches), each 0 or more")
-    ap.add_argument("--steps", type=int, default=1600, help="training steps, 1 or more")
+    ap.add_argument("--steps", type=int, default=2400, help="training steps, 1 or more")
     ap.add_argument("--dim", type=int, default=128, help="model width, a multiple of 2 x heads")
     ap.add_argument("--layers", type=int, default=2, help="layers, 1 or more")
     ap.add_argument("--heads", type=int, default=2, help="differential heads (standard: twice)")
     ap.add_argument("--hidden", type=int, default=352, help="FFN width, 1 or more")
     ap.add_argument("--ctx", type=int, default=256, help="training context, 2 or more")
-    ap.add_argument("--batch", type=int, default=4, help="rows a batch, 1 or more")
+    ap.add_argument("--batch", type=int, default=16, help="rows a batch, 1 or more")
     ap.add_argument("--accum", type=int, default=1, help="micro-batches per batch (tools/train.py)")
-    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate, above 0")
+    ap.add_argument("--lr", type=float, default=2e-3, help="peak learning rate, above 0")
     ap.add_argument("--warmup", type=int, default=100, help="warm-up steps, 0 or more")
+    ap.add_argument("--induction", type=int, default=900,
+                    help="steps of the first stage, repeats only (copying by content), 0 to --steps")
     ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows packed with retrieval documents, 0 to 1")
     ap.add_argument("--copy", type=float, default=0.25,
                     help="share of rows packed with random words said twice (copying, what retrieval needs), 0 to 1")
@@ -736,6 +752,8 @@ def main(argv=None):
                     help="folder of the needle, score and lowbit programs (a copy stays put while others rebuild)")
     ap.add_argument("--samples", type=int, default=30, help="needle samples per (depth, length) cell, 1 or more")
     a = ap.parse_args(argv)
+    if not 0 <= a.induction <= a.steps:
+        ap.error("--induction %d: the first stage's steps must be 0 to --steps (%d)" % (a.induction, a.steps))
     if a.cmd == "all":
         # run by run, each measured as soon as it is trained: a session cut short keeps the
         # runs it finished, measured, with every family at the same number of seeds

@@ -9,7 +9,10 @@
   <City> is <7 digits>.", the question, the answer sentence), tokenized exactly as the whole text
   encodes, within the context, the answer's number that of the answer needle (the first), and no
   training city among examples/needle's (read from its source), so retrieval is measured on
-  unseen keys.
+  unseen keys;
+- the batches: the first --induction steps are repeats only (ordinary tokens, then the same
+  again), later steps the stated mix of retrieval, repeat and text rows, with only the answers'
+  digits weighted and the curriculum starting where the first stage ends.
 
     /usr/bin/python3 tests/replicate/replicate_check.py [PATH/TO/logits]
 
@@ -102,6 +105,38 @@ def main():
         if why:
             bad.append("doc %d (%s): %s" % (i, why, text[-200:]))
     check("300 retrieval documents are examples/needle's format", not bad, "; ".join(bad[:3]))
+
+    # the batches: the first stage is repeats only, the second the stated mix
+    import argparse
+    a = argparse.Namespace(induction=3, steps=10, ramp=0.5, start_len=128, ctx=256, batch=8,
+                           retrieval=0.5, copy=0.25, queries=4, answer_weight=4.0)
+    next_batch = replicate.make_batches(gen, torch.arange(5000) % (eot - 256) + 256, a)
+    g = torch.Generator().manual_seed(0)
+
+    def segments(row):
+        """The row's EOT-led segments, the last (cut) one left out."""
+        cuts = [i for i, t in enumerate(row) if t == eot] + [len(row)]
+        return [row[cuts[i] + 1:cuts[i + 1]] for i in range(len(cuts) - 2)]
+    for step in range(4):
+        x, y, w = next_batch(g, step)
+        rows = torch.cat([x, y[:, -1:]], 1).tolist()
+        kinds = []
+        for row in rows:
+            segs = segments(row)
+            if segs and all(len(s) % 2 == 0 and s[:len(s) // 2] == s[len(s) // 2:]
+                            and all(256 <= t < eot for t in s) for s in segs):
+                kinds.append("copy")
+            elif eot in row and any(t < 256 for t in row):
+                kinds.append("retrieval")
+            else:
+                kinds.append("text")
+        want = ["copy"] * 8 if step < 3 else ["retrieval"] * 4 + ["copy"] * 2 + ["text"] * 2
+        check("step %d's rows are %s" % (step, "repeats only" if step < 3 else "4 retrieval, 2 repeats, 2 text"),
+              kinds == want and tuple(x.shape) == (8, 256), str(kinds))
+        check("step %d: the answers' digits alone weigh %g" % (step, a.answer_weight),
+              set(w.unique().tolist()) <= {1.0, 4.0} and (step < 3) == bool((w == 1.0).all()))
+    check("the curriculum starts after the first stage",
+          replicate.curriculum(a, 3) == (128, 2) and replicate.curriculum(a, 6.5) == (257, 8))
     return checklib.report("replicate_check")
 
 
