@@ -738,7 +738,7 @@ def main(argv=None):
                     help="steps of the first stage, repeats only (copying by content), 0 to --steps")
     ap.add_argument("--retrieval", type=float, default=0.5, help="share of rows packed with retrieval documents, 0 to 1")
     ap.add_argument("--copy", type=float, default=0.25,
-                    help="share of rows packed with random words said twice (copying, what retrieval needs), 0 to 1")
+                    help="share of the second stage's rows packed with repeats of random tokens (copying, what retrieval needs), 0 to 1")
     ap.add_argument("--answer-weight", type=float, default=4.0, help="loss weight of answers' digits, above 0")
     ap.add_argument("--queries", type=int, default=4, help="questions a retrieval document asks at most, 1 or more")
     ap.add_argument("--start-len", type=int, default=128, help="the curriculum's first longest document, 48 to ctx")
