@@ -36,8 +36,8 @@ start, no pilot learned it. In the second stage every batch has three kinds of r
   of A and B?") and " The magic number of A is <number>.", then up to --queries - 1 more
   questions about the other needles, each answered (multi-query associative recall). A
   curriculum grows the documents from --start-len tokens and 2 needles at most to the whole row
-  and 8 needles over the first --ramp of the second stage's steps. The answers' digits weigh
-  --answer-weight in the loss;
+  and 8 needles over the first --ramp of the second stage's steps. In the loss the answers'
+  digits weigh --answer-weight;
 - repeats (--copy of them), as in the first stage, so that copying stays rewarded;
 - the rest: the KJV stream (train.py's; every 20th chapter held out).
 The training cities are not examples/needle's (which tests with its own 64), so retrieval is
