@@ -288,7 +288,8 @@ def make_probe(enc, held, eot, ctx):
     gen = Retrieval(enc, held, eot)
     rng = random.Random(99)
     docs = {n: [gen.doc(rng, ctx, n=n, shortest=ctx) for _ in range(24)] for n in (1, 4)}
-    repeats = torch.tensor([gen.repeat(rng, 2 * 40 + 1) for _ in range(16)])
+    half = 40   # a repeat: EOT, `half` random tokens, the same tokens again
+    repeats = torch.tensor([gen.repeat(rng, 2 * half + 1) for _ in range(16)])
 
     def probe(model):
         model.eval()
@@ -303,9 +304,10 @@ def make_probe(enc, held, eot, ctx):
                     exact += int(bool((pred == want).all()))
                     first += int(pred[1] == want[1])
                 out.append("N=%d exact %.2f first digit %.2f" % (n, exact / len(ds), first / len(ds)))
-            # the repeats' second halves (the first token of each has no cue: not counted)
-            pred = model(repeats[:, :-1])[:, 41:].argmax(-1)
-            out.append("repeats %.2f" % (pred == repeats[:, 42:]).float().mean().item())
+            # the repeats' second halves (tokens half + 1 on; the first of them has no cue: not
+            # counted), each predicted at the position before it
+            pred = model(repeats[:, :-1])[:, half + 1:].argmax(-1)
+            out.append("repeats %.2f" % (pred == repeats[:, half + 2:]).float().mean().item())
         model.train()
         return ", ".join(out)
     return probe
@@ -335,11 +337,11 @@ def train_one(a, family, seed):
                "--dim", str(a.dim), "--layers", str(a.layers), "--heads", str(a.heads),
                "--hidden", str(a.hidden), "--ctx", str(a.ctx), "--batch", str(a.batch), "--accum", str(a.accum),
                "--lr", str(a.lr), "--threads", str(a.threads), "--warmup", str(a.warmup),
-               "--ckpt-minutes", str(a.ckpt_minutes), "--log-every", "20", "--seed", str(seed),
+               "--ckpt-minutes", str(a.ckpt_minutes), "--log-every", "20", "--seed", str(seed + (1000 if a.init_from else 0)),
                "--export-last", "--resume",
                "--out", os.path.join(a.workdir, name + ".safetensors"),
                "--workdir", os.path.join(a.workdir, name)]
-    if a.init_from:
+    if a.init_from:     # a continuation: new data (another seed), the same model
         ap_args += ["--init", os.path.join(a.init_from, name, "best.pt")]
     ta = train.parse_args(ap_args)
     return train.cmd_train(ta, make_batches(retrieval, data[1], a), data,

@@ -137,6 +137,43 @@ def main():
               set(w.unique().tolist()) <= {1.0, 4.0} and (step < 3) == bool((w == 1.0).all()))
     check("the curriculum starts after the first stage",
           replicate.curriculum(a, 3) == (128, 2) and replicate.curriculum(a, 6.5) == (257, 8))
+
+    # the training probe scores a model that knows every next token 1.00 and one that predicts
+    # the current token instead (an off-by-one) near 0: its positions are the answers' and the
+    # repeats' second halves
+    seen = []
+
+    class Recorded(replicate.Retrieval):
+        def doc(self, *args, **kw):
+            seen.append(super().doc(*args, **kw))
+            return seen[-1]
+
+        def repeat(self, *args, **kw):
+            seen.append(super().repeat(*args, **kw))
+            return seen[-1]
+
+    class Oracle(torch.nn.Module):
+        def __init__(self, shift):
+            super().__init__()
+            self.shift = shift
+
+        def forward(self, x):
+            out = torch.zeros(x.shape[0], x.shape[1], eot + 1)
+            for b, row in enumerate(x.tolist()):
+                full = next(s for s in seen if s[:len(row)] == row)
+                nxt = full[1 - self.shift:len(row) + 1 - self.shift]
+                out[b, torch.arange(len(row)), torch.tensor(nxt)] = 1.0
+            return out
+    real, replicate.Retrieval = replicate.Retrieval, Recorded
+    try:
+        probe = replicate.make_probe(enc, held, eot, 256)
+    finally:
+        replicate.Retrieval = real
+    got = probe(Oracle(0))
+    check("the probe scores a model that knows the next token 1.00",
+          got == "N=1 exact 1.00 first digit 1.00, N=4 exact 1.00 first digit 1.00, repeats 1.00", got)
+    got = [float(v) for v in re.findall(r"\d\.\d\d", probe(Oracle(1)))]
+    check("the probe scores an off-by-one model near 0", max(got) <= 0.15, str(got))
     return checklib.report("replicate_check")
 
 
