@@ -13,6 +13,8 @@ examples/score examples/needle lib`, under `nice -n 19` on a shared machine:
 
     /usr/bin/python3 tools/replicate.py all --workdir /tmp/rep      # train and measure, run by run
     /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep [--families F --seeds S]
+    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep2 --init-from /tmp/rep \
+        --induction 0 --ramp 0.25                                    # 2400 steps more each
     /usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep [--samples 30]
     /usr/bin/python3 tools/replicate.py table --workdir /tmp/rep    # the tables again
 
@@ -747,7 +749,8 @@ def main(argv=None):
     ap.add_argument("--ramp", type=float, default=0.5, help="share of the steps over which documents reach the whole row")
     ap.add_argument("--ckpt-minutes", type=float, default=1.5, help="minutes between checkpoints (resume points)")
     ap.add_argument("--init-from", default=None, metavar="DIR",
-                    help="start each run from DIR/FAMILY-sSEED/best.pt (an earlier train's workdir)")
+                    help="continue each run from DIR/FAMILY-sSEED/best.pt (an earlier train's workdir) "
+                         "with a new optimizer and schedule and other batches (the seed + 1000)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads a model, 1 or more")
     ap.add_argument("--jobs", type=int, default=1, help="models trained at once, 1 or more")
     ap.add_argument("--bin", default=os.path.join(ROOT, "examples"),
