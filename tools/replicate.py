@@ -13,8 +13,7 @@ examples/score examples/needle lib`, under `nice -n 19` on a shared machine:
 
     /usr/bin/python3 tools/replicate.py all --workdir /tmp/rep      # train and measure, run by run
     /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep [--families F --seeds S]
-    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep2 --init-from /tmp/rep \
-        --induction 0 --ramp 0.25                                    # 2400 steps more each
+    /usr/bin/python3 tools/replicate.py train --workdir /tmp/rep2 --init-from /tmp/rep --induction 0 --ramp 0.25
     /usr/bin/python3 tools/replicate.py eval --workdir /tmp/rep [--samples 30]
     /usr/bin/python3 tools/replicate.py table --workdir /tmp/rep    # the tables again
 
