@@ -334,15 +334,17 @@ def train_one(a, family, seed):
     enc = train_tokenizer.Encoder(train_tokenizer.load_ranks(ranks))
     retrieval = Retrieval(enc, words, data[0] - 1)
     name = run_name(family, seed)
+    # a continuation (--init-from) trains the same model on new batches: another seed
+    batch_seed = seed + 1000 if a.init_from else seed
     ap_args = ["train", "--ranks", ranks, "--attention", family, "--steps", str(a.steps),
                "--dim", str(a.dim), "--layers", str(a.layers), "--heads", str(a.heads),
                "--hidden", str(a.hidden), "--ctx", str(a.ctx), "--batch", str(a.batch), "--accum", str(a.accum),
                "--lr", str(a.lr), "--threads", str(a.threads), "--warmup", str(a.warmup),
-               "--ckpt-minutes", str(a.ckpt_minutes), "--log-every", "20", "--seed", str(seed + (1000 if a.init_from else 0)),
+               "--ckpt-minutes", str(a.ckpt_minutes), "--log-every", "20", "--seed", str(batch_seed),
                "--export-last", "--resume",
                "--out", os.path.join(a.workdir, name + ".safetensors"),
                "--workdir", os.path.join(a.workdir, name)]
-    if a.init_from:     # a continuation: new data (another seed), the same model
+    if a.init_from:
         ap_args += ["--init", os.path.join(a.init_from, name, "best.pt")]
     ta = train.parse_args(ap_args)
     return train.cmd_train(ta, make_batches(retrieval, data[1], a), data,
