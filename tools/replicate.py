@@ -429,11 +429,14 @@ def digit_match(samples):
 
 
 def attention_measures(model_path, samples):
-    """DINT Table 5 / Figure 1 on the needle prompts: at the last prompt position (where the
-    answer's first token is predicted), per layer and head, the mass of W on the answer needle's
-    tokens ("attention to answer") and on the rest of the haystack ("attention noise"), and the
-    share of W's entries that are negative; means over layers and heads, then over samples, per
-    depth. Also the best head's answer mass (the retrieval head)."""
+    """DINT Table 5 / Figure 1 on the needle prompts: at the position that predicts the answer's
+    first digit, per layer and head, the mass of W on the answer needle's tokens ("attention to
+    answer") and on the rest of the haystack ("attention noise"), and the share of W's entries
+    that are negative; means over layers and heads, then over samples, per depth. Also the best
+    head's answer mass (the retrieval head). That position is the last of the prompt when the
+    tokenizer joins the space to the first digit; when it splits the space off (as the shipped
+    vocabulary does), the last prompt position predicts only the space, so the answer's tokens
+    before its first digit are appended and the position after them is measured."""
     import dintattn
     model = dintattn.Model(model_path)
     tok = model.tokenizer()
@@ -444,6 +447,10 @@ def attention_measures(model_path, samples):
         if len(ids) != s["prompt_tokens"]:
             raise SystemExit("the prompt encodes to %d tokens here, %d in examples/needle"
                              % (len(ids), s["prompt_tokens"]))
+        for t in tok.encode(" %d" % s["answer"], allow_special=False):
+            if any(c.isdigit() for c in tok.decode([t])):
+                break
+            ids.append(t)
         last = len(ids) - 1
         sess.reset()
         with sess.capture_attention(positions=last) as cap:
