@@ -428,6 +428,17 @@ def digit_match(samples):
     return float(np.mean(got))
 
 
+def answer_lead(encode, decode_bytes, number):
+    """The tokens of the answer " <number>" before its first digit: none when the vocabulary
+    joins the space to the digit, the space when it splits it off (the shipped vocabulary)."""
+    lead = []
+    for t in encode(" %d" % number):
+        if any(48 <= b <= 57 for b in decode_bytes([t])):
+            break
+        lead.append(t)
+    return lead
+
+
 def attention_measures(model_path, samples):
     """DINT Table 5 / Figure 1 on the needle prompts: at the position that predicts the answer's
     first digit, per layer and head, the mass of W on the answer needle's tokens ("attention to
@@ -447,10 +458,7 @@ def attention_measures(model_path, samples):
         if len(ids) != s["prompt_tokens"]:
             raise SystemExit("the prompt encodes to %d tokens here, %d in examples/needle"
                              % (len(ids), s["prompt_tokens"]))
-        for t in tok.encode(" %d" % s["answer"], allow_special=False):
-            if any(c.isdigit() for c in tok.decode([t])):
-                break
-            ids.append(t)
+        ids += answer_lead(lambda text: tok.encode(text, allow_special=False), tok.decode_bytes, s["answer"])
         last = len(ids) - 1
         sess.reset()
         with sess.capture_attention(positions=last) as cap:

@@ -174,6 +174,17 @@ def main():
           got == "N=1 exact 1.00 first digit 1.00, N=4 exact 1.00 first digit 1.00, repeats 1.00", got)
     got = [float(v) for v in re.findall(r"\d\.\d\d", probe(Oracle(1)))]
     check("the probe scores an off-by-one model near 0", max(got) <= 0.15, str(got))
+
+    # attention to the answer is measured where the first digit is predicted: after the answer's
+    # space when the vocabulary splits it off (the shipped one does), at once when it joins them
+    def decode_bytes(ids):
+        return b"".join(inv[i] for i in ids)
+    lead = replicate.answer_lead(enc.encode, decode_bytes, 5292717)
+    rest = enc.encode(" 5292717")[len(lead):]
+    check("the shipped vocabulary's answer: the space, then the digits",
+          lead == enc.encode(" ") and decode_bytes(rest[:1]) == b"5", "%r %r" % (lead, rest))
+    joined = replicate.answer_lead(lambda t: [t[:2]] + list(t[2:]), lambda ids: "".join(ids).encode(), 5292717)
+    check("a vocabulary that joins the space to the digit: nothing before it", joined == [], repr(joined))
     return checklib.report("replicate_check")
 
 
